@@ -1,0 +1,1 @@
+"""Corpus ingestion, indexing and the search tools the teacher calls."""

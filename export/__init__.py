@@ -1,0 +1,1 @@
+"""Export of kept trajectories as SFT, RL and preference shards, with a dataset card."""

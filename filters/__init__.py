@@ -1,0 +1,1 @@
+"""Point-wise and pair-wise scoring, and the style-bias and duplicate filters."""

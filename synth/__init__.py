@@ -1,0 +1,1 @@
+"""Question synthesis and teacher-driven search trajectories."""

@@ -1,0 +1,54 @@
+"""The `ChatModel` protocol every model-driven stage talks to, and its completion record."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from hopforge.corpus.errors import HopforgeError
+from hopforge.synth.records import ToolCall
+
+Message = dict[str, Any]  # an OpenAI-format chat message
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Completion:
+    """What one model call produced. An error is never a completion: it raises `ModelError`."""
+
+    text: str
+    reasoning: str = ""  # reasoning content, kept apart from the answer text
+    tool_calls: tuple[ToolCall, ...] = ()
+    finish_reason: str = "stop"  # stop | length | tool_calls | ...
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    model: str = ""
+
+
+class ModelError(HopforgeError):
+    """A model call failed (after retries); the message names the server and the fix."""
+
+
+class ModelUnavailable(ModelError):
+    """The server could not be reached, timed out, or kept answering with errors."""
+
+
+class ModelResponseError(ModelError):
+    """The server answered, but with something that is not a usable completion."""
+
+
+class ChatModel(Protocol):
+    """Messages and tool schemas in, a completion out."""
+
+    name: str  # e.g. "scripted" or "openai:Qwen/Qwen2.5-7B-Instruct"
+
+    async def complete(
+        self,
+        messages: list[Message],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        response_format: dict[str, Any] | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+    ) -> Completion: ...

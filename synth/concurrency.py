@@ -1,0 +1,40 @@
+"""One bounded-concurrency helper for every stage that calls a model."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable
+from typing import TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+async def bounded_map(
+    fn: Callable[[T], Awaitable[R]],
+    items: Iterable[T],
+    *,
+    limit: int,
+    on_result: Callable[[int, R], None] | None = None,
+) -> list[R]:
+    """Run `fn` over `items` with at most `limit` in flight; results keep the input order.
+
+    `on_result(i, result)` is called as each one finishes (for progress and incremental writes).
+    An exception in `fn` propagates: per-record failures must be turned into rejected records by
+    `fn` itself.
+    """
+    if limit < 1:
+        raise ValueError(f"concurrency limit must be >= 1, got {limit}")
+    items = list(items)
+    results: list[R | None] = [None] * len(items)
+    sem = asyncio.Semaphore(limit)
+
+    async def run(i: int, item: T) -> None:
+        async with sem:
+            r = await fn(item)
+        results[i] = r
+        if on_result is not None:
+            on_result(i, r)
+
+    await asyncio.gather(*(run(i, it) for i, it in enumerate(items)))
+    return results  # type: ignore[return-value]

@@ -1,0 +1,216 @@
+"""Records produced by the synth stage: questions and trajectories.
+
+Every record is frozen; change one with `dataclasses.replace`. Rows (plain dicts for JSONL) are
+made only at the I/O edge with `to_row` / `from_row`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Literal
+
+QuestionKind = Literal["chain", "comparison", "intersection"]
+Termination = Literal["answer", "max_turns", "repetition", "no_progress", "context_limit", "error"]
+TERMINATIONS: tuple[str, ...] = (
+    "answer",
+    "max_turns",
+    "repetition",
+    "no_progress",
+    "context_limit",
+    "error",
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Hop:
+    """One step of a chain: `clue` is the sentence of `from_doc` that leads to `to_doc`."""
+
+    from_doc: str
+    to_doc: str
+    clue: str
+    bridge: str  # the bridge entity: the title of `to_doc` as mentioned in the clue
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Checks:
+    """Results of the question checks; `None` means the check did not apply or was not run."""
+
+    leakage: bool = False  # answer, alias or bridge title appears in the question
+    leaked: str = ""  # what leaked
+    shortcut_rank: int | None = None  # rank of the answer doc for a search with the question
+    shortcut: bool = False  # that rank is within the configured threshold
+    closed_book: bool | None = None  # the teacher answered correctly without tools
+    unique: bool | None = None  # intersection: no other document satisfies every clue
+    well_formed: bool = True
+    near_duplicate_of: str = ""  # qid of an accepted question this one nearly repeats
+
+    @property
+    def passed(self) -> bool:
+        return (
+            not self.leakage
+            and not self.shortcut
+            and self.closed_book is not True
+            and self.unique is not False
+            and self.well_formed
+            and not self.near_duplicate_of
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Question:
+    qid: str
+    question: str
+    answer: str
+    answer_aliases: tuple[str, ...] = ()
+    kind: QuestionKind = "chain"
+    hops: tuple[Hop, ...] = ()
+    evidence: tuple[str, ...] = ()  # gold doc_ids, in reading order
+    answer_doc: str = ""  # the doc_id that states the answer
+    checks: Checks = field(default_factory=Checks)
+    composer: str = "scripted"  # which teacher wrote it, e.g. "scripted" or "openai:MODEL"
+    seed: int = 0
+    rejected: str = ""  # empty when accepted; otherwise the reason
+    raw: str = ""  # the model's raw output, kept when parsing failed
+
+    @property
+    def n_hops(self) -> int:
+        return len(self.hops)
+
+    def to_row(self) -> dict[str, Any]:
+        row = asdict(self)
+        row["answer_aliases"] = list(self.answer_aliases)
+        row["evidence"] = list(self.evidence)
+        row["hops"] = [asdict(h) for h in self.hops]
+        return row
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Question:
+        return cls(
+            **{
+                **{k: row[k] for k in _names(cls) if k in row},
+                "answer_aliases": tuple(row.get("answer_aliases") or ()),
+                "evidence": tuple(row.get("evidence") or ()),
+                "hops": tuple(Hop(**h) for h in row.get("hops") or ()),
+                "checks": Checks(**(row.get("checks") or {})),
+            }
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCall:
+    """A parsed tool call: `arguments` is the decoded JSON object."""
+
+    name: str
+    arguments: dict[str, Any]
+    call_id: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Fault:
+    """A fault injected into one tool result."""
+
+    kind: Literal["empty", "timeout", "format", "partial"]
+    persistent: bool = False
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Turn:
+    """One assistant turn: what the model produced, what the tool returned, and annotations."""
+
+    index: int
+    raw: str  # the assistant message as produced (content text, or serialized tool call)
+    thought: str = ""  # free text / reasoning that came with the call
+    call: ToolCall | None = None  # parsed call; None when parsing failed
+    result: str = ""  # the tool result shown to the model (after any fault)
+    fault: Fault | None = None
+    schema_valid: bool = True  # the call parsed and names a known tool
+    args_valid: bool = True  # its arguments satisfy the tool's schema
+    repeat_of: int | None = None  # index of an earlier turn with the same normalized call
+    new_evidence: tuple[str, ...] = ()  # gold doc_ids seen for the first time in this turn
+    recovered: bool = False  # a fault earlier was followed by a success with the same intent
+    tokens: int = 0
+    latency_s: float = 0.0
+    error: str = ""  # tool-level error message returned to the model, if any
+
+    def to_row(self) -> dict[str, Any]:
+        row = asdict(self)
+        row["new_evidence"] = list(self.new_evidence)
+        return row
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Turn:
+        call = row.get("call")
+        fault = row.get("fault")
+        return cls(
+            **{
+                **{k: row[k] for k in _names(cls) if k in row},
+                "call": ToolCall(**call) if call else None,
+                "fault": Fault(**fault) if fault else None,
+                "new_evidence": tuple(row.get("new_evidence") or ()),
+            }
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Checkpoint:
+    """A structured state summary the teacher writes every K turns."""
+
+    turn: int
+    goal: str
+    facts: tuple[tuple[str, str], ...] = ()  # (fact, source doc_id)
+    open_constraints: tuple[str, ...] = ()
+    queries_tried: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+    cost: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Trajectory:
+    tid: str
+    qid: str
+    teacher: str
+    sample: int
+    turns: tuple[Turn, ...] = ()
+    checkpoints: tuple[Checkpoint, ...] = ()
+    final_answer: str = ""
+    termination: Termination = "answer"
+    reason: str = ""  # detail for termination, e.g. the error that ended it
+    usage: Usage = field(default_factory=Usage)
+    system_prompt: str = ""
+    seed: int = 0
+
+    def to_row(self) -> dict[str, Any]:
+        row = asdict(self)
+        row["turns"] = [t.to_row() for t in self.turns]
+        return row
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Trajectory:
+        return cls(
+            **{
+                **{k: row[k] for k in _names(cls) if k in row},
+                "turns": tuple(Turn.from_row(t) for t in row.get("turns") or ()),
+                "checkpoints": tuple(
+                    Checkpoint(
+                        turn=c["turn"],
+                        goal=c["goal"],
+                        facts=tuple(tuple(f) for f in c.get("facts") or ()),  # type: ignore[misc]
+                        open_constraints=tuple(c.get("open_constraints") or ()),
+                        queries_tried=tuple(c.get("queries_tried") or ()),
+                    )
+                    for c in row.get("checkpoints") or ()
+                ),
+                "usage": Usage(**(row.get("usage") or {})),
+            }
+        )
+
+
+def _names(cls: type) -> list[str]:
+    return [f.name for f in fields(cls)]
