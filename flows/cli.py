@@ -15,7 +15,9 @@ from hopforge.corpus.errors import HopforgeError
 # (torch, faiss, prefect) happen inside the command functions so `--help` stays fast.
 COMMAND_MODULES = (
     "hopforge.flows.commands_corpus",
-    "hopforge.flows.commands_synth",
+    "hopforge.flows.commands_index",
+    "hopforge.flows.commands_questions",
+    "hopforge.flows.commands_trajectories",
     "hopforge.flows.commands_filters",
     "hopforge.flows.commands_export",
     "hopforge.flows.commands_build",

@@ -1,4 +1,4 @@
-"""Subcommands for the corpus stage (filled in by the stage's issue)."""
+"""Subcommands for ingestion (filled in by the stage's issue)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Subcommands for the synth stage (filled in by the stage's issue)."""
+"""Subcommands for indexing and search (filled in by the stage's issue)."""
 
 from __future__ import annotations
 
