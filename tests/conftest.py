@@ -25,3 +25,23 @@ def shared_data() -> Path:
 def tiny_corpus_path() -> Path:
     """22 hand-written documents with explicit links and known 2- to 4-hop chains."""
     return TEST_DATA / "tiny_corpus.jsonl"
+
+
+# --- the OpenAI-compatible test server (tests/openai_server.py) ---
+# The repository root goes on sys.path so tests and benchmarks can write
+# `from tests.openai_server import OpenAITestServer, Reply` however pytest was started.
+import sys
+from collections.abc import Iterator
+
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+
+from tests.openai_server import OpenAITestServer
+
+
+@pytest.fixture
+def openai_server() -> Iterator[OpenAITestServer]:
+    """A running OpenAI-compatible server on 127.0.0.1; script it with `.enqueue(Reply...)`."""
+    with OpenAITestServer() as server:
+        yield server
