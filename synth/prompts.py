@@ -3,6 +3,56 @@
 # --- question composition (synth/questions.py) ---
 
 # --- the search agent (synth/agent.py) ---
+# Rendered by hopforge.synth.agent and hopforge.synth.context. `{tools}` is the JSON of the tool
+# schemas; `{call_format}` is AGENT_TEXT_CALLS for servers without native tool calls, else "".
+# AGENT_TEXT_CALLS and AGENT_CHECKPOINT are sent as they are (not formatted).
+
+AGENT_SYSTEM = """You are a research assistant who answers multi-hop questions by searching a \
+document collection. Do not answer from memory: every fact you use must come from a document you \
+read with the tools.
+
+Tools (JSON schemas):
+{tools}
+
+In each message write one short sentence of reasoning, then call exactly one tool. Search with \
+short keyword queries, open a promising hit by its doc_id, and use find to locate a name or phrase \
+inside a document. When you know the answer, call answer with only the answer (a name, a date or \
+a number).{call_format}"""
+
+AGENT_TEXT_CALLS = """
+
+Write each tool call as one JSON object between tags, for example:
+<tool_call>{"name": "search", "arguments": {"query": "lighthouse designer"}}</tool_call>"""
+
+AGENT_QUESTION = "Question: {question}"
+
+AGENT_CHECKPOINT = """Checkpoint. Before you go on, write down the state of your research as one \
+JSON object: {"goal": "what you must find", "facts": [{"fact": "a fact you read", "source": \
+"the doc_id it came from"}], "open_constraints": ["what is still unknown"], "queries_tried": \
+["search queries you already ran"]}. Only list facts you read in a document. Reply with the JSON \
+object only."""
+
+AGENT_CHECKPOINT_BLOCK = """Your checkpoint at turn {turn} (earlier turns are summarized here):
+Goal: {goal}
+Confirmed facts:
+{facts}
+Still open:
+{open_constraints}
+Queries already tried: {queries_tried}"""
+
+AGENT_FORCE_ANSWER = """You have no room left for more research. Call answer now with your best \
+answer from what you have read."""
+
+AGENT_INVALID_CALL = "Your last message could not be used: {error}"
+
+AGENT_INVALID_ARGUMENTS = "Error: invalid arguments for {name}: {problem}. Fix them and call again."
+
+AGENT_UNKNOWN_TOOL = "Error: there is no tool named {name!r}. Use one of: {names}."
+
+AGENT_ELIDED_RESULT = "[result of turn {turn} elided{shown}; call the tool again to see it]"
+
+AGENT_TOOL_RESPONSE = "<tool_response>\n{result}\n</tool_response>"
+
 
 # --- judges (filters/judge.py) ---
 # The judge never sees which teacher wrote a response: only the question, the reference answer and

@@ -1,0 +1,215 @@
+"""The agent's message history: recent results verbatim, older ones elided, checkpoints, budget.
+
+The rendered context is: the system prompt; the question (with the latest checkpoint under it);
+then the turns since that checkpoint. Of those, the last `keep_results` tool results are shown
+verbatim and older ones become a one-line pointer. Turns before the latest checkpoint are
+dropped from the prompt (the checkpoint summarizes them); the full record stays on the
+trajectory. The prompt size is estimated in tokens and calibrated against the server's counts.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from hopforge.synth import prompts
+from hopforge.synth.chat import Message
+from hopforge.synth.records import Checkpoint
+
+CHARS_PER_TOKEN = 4.0  # the starting estimate, until a server reports real prompt sizes
+MESSAGE_OVERHEAD_TOKENS = 4  # role markers and separators per message
+_FENCE = re.compile(r"^\s*```(?:json|JSON)?\s*\n?(.*?)\n?```\s*$", re.DOTALL)
+
+CHECKPOINT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "goal": {"type": "string"},
+        "facts": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"fact": {"type": "string"}, "source": {"type": "string"}},
+                "required": ["fact", "source"],
+            },
+        },
+        "open_constraints": {"type": "array", "items": {"type": "string"}},
+        "queries_tried": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["goal", "facts", "open_constraints", "queries_tried"],
+}
+CHECKPOINT_RESPONSE_FORMAT: dict[str, Any] = {
+    "type": "json_schema",
+    "json_schema": {"name": "checkpoint", "schema": CHECKPOINT_SCHEMA},
+}
+
+
+class CheckpointParseError(ValueError):
+    """The teacher's checkpoint is not the JSON state object asked for; `raw` keeps it."""
+
+    def __init__(self, message: str, raw: str = "") -> None:
+        super().__init__(message)
+        self.raw = raw
+
+
+def parse_checkpoint_json(text: str, turn: int) -> Checkpoint:
+    """Read a checkpoint written as JSON (optionally fenced) into a `Checkpoint`."""
+    match = _FENCE.match(text)
+    body = match.group(1) if match else text
+    try:
+        obj = json.loads(body)
+    except json.JSONDecodeError as exc:
+        raise CheckpointParseError(
+            f"the checkpoint is not valid JSON ({exc.msg} at position {exc.pos}); "
+            "answer with one JSON object with goal, facts, open_constraints, queries_tried",
+            text,
+        ) from None
+    if not isinstance(obj, dict) or not isinstance(obj.get("goal"), str):
+        raise CheckpointParseError(
+            'the checkpoint must be a JSON object with a string "goal"', text
+        )
+    facts: list[tuple[str, str]] = []
+    for item in obj.get("facts") or ():
+        if isinstance(item, dict) and isinstance(item.get("fact"), str):
+            facts.append((item["fact"], str(item.get("source") or "")))
+        elif isinstance(item, list | tuple) and len(item) == 2:
+            facts.append((str(item[0]), str(item[1])))
+        else:
+            raise CheckpointParseError(
+                f"checkpoint fact {item!r} is not an object with fact and source", text
+            )
+    return Checkpoint(
+        turn=turn,
+        goal=obj["goal"],
+        facts=tuple(facts),
+        open_constraints=tuple(str(c) for c in obj.get("open_constraints") or ()),
+        queries_tried=tuple(str(q) for q in obj.get("queries_tried") or ()),
+    )
+
+
+def render_checkpoint(cp: Checkpoint) -> str:
+    """The checkpoint as the block shown under the question."""
+    facts = "\n".join(f"- {fact} (source: {src or 'unknown'})" for fact, src in cp.facts)
+    return prompts.AGENT_CHECKPOINT_BLOCK.format(
+        turn=cp.turn,
+        goal=cp.goal,
+        facts=facts or "- none yet",
+        open_constraints="\n".join(f"- {c}" for c in cp.open_constraints) or "- none",
+        queries_tried="; ".join(cp.queries_tried) or "none",
+    )
+
+
+@dataclass(slots=True)
+class _Step:
+    """The messages of one turn: the assistant's, then the result (or a correction)."""
+
+    turn: int
+    assistant: Message
+    result: Message
+    pointer: Message | None  # the result message with its content elided; None: never elide
+    chars: int
+    pointer_chars: int
+
+
+def _size(message: Message) -> int:
+    content = message.get("content") or ""
+    calls = message.get("tool_calls")
+    extra = sum(len(c["function"]["arguments"]) + 24 for c in calls) if calls else 0
+    return len(content) + extra
+
+
+class Context:
+    """The history of one trajectory, rendered into messages for each teacher call."""
+
+    def __init__(
+        self,
+        system_prompt: str,
+        question: str,
+        *,
+        keep_results: int,
+        context_tokens: int,
+        reserve_tokens: int,
+    ) -> None:
+        self.system = {"role": "system", "content": system_prompt}
+        self.question_text = prompts.AGENT_QUESTION.format(question=question)
+        self.keep_results = keep_results
+        self.context_tokens = context_tokens
+        self.reserve_tokens = reserve_tokens
+        self.chars_per_token = CHARS_PER_TOKEN
+        self.checkpoint: Checkpoint | None = None
+        self._head = self._make_head()
+        self._steps: list[_Step] = []
+        self._start = 0  # first step shown (later than the checkpoint's turns, or the last kept)
+        self._rendered_chars = 0
+        self._rendered_messages = 0
+
+    def _make_head(self) -> list[Message]:
+        text = self.question_text
+        if self.checkpoint is not None:
+            text = f"{text}\n\n{render_checkpoint(self.checkpoint)}"
+        return [self.system, {"role": "user", "content": text}]
+
+    def add_step(self, turn: int, assistant: Message, result: Message, pointer: str | None) -> None:
+        """Append one turn; `pointer` is the short text that replaces the result once it is old."""
+        elided = None if pointer is None else {**result, "content": pointer}
+        self._steps.append(
+            _Step(
+                turn=turn,
+                assistant=assistant,
+                result=result,
+                pointer=elided,
+                chars=_size(assistant) + _size(result),
+                pointer_chars=_size(assistant) + (len(pointer) if pointer is not None else 0),
+            )
+        )
+
+    def set_checkpoint(self, cp: Checkpoint) -> None:
+        """Show `cp` under the question and drop the turns it summarizes (keeping the last few)."""
+        self.checkpoint = cp
+        self._head = self._make_head()
+        drop = max(self._start, len(self._steps) - self.keep_results)
+        del self._steps[:drop]  # summarized turns are never shown again; the trajectory keeps them
+        self._start = 0
+
+    def render(self, *, extra: Message | None = None, compact: bool = False) -> list[Message]:
+        """Messages for the next call; `compact` keeps only the verbatim tail (forced answers)."""
+        n = len(self._steps)
+        verbatim_from = max(self._start, n - self.keep_results)
+        first = verbatim_from if compact else self._start
+        messages = list(self._head)
+        chars = sum(_size(m) for m in messages)
+        for i in range(first, n):
+            step = self._steps[i]
+            messages.append(step.assistant)
+            if i >= verbatim_from or step.pointer is None:
+                messages.append(step.result)
+                chars += step.chars
+            else:
+                messages.append(step.pointer)
+                chars += step.pointer_chars
+        if extra is not None:
+            messages.append(extra)
+            chars += _size(extra)
+        self._rendered_chars = chars
+        self._rendered_messages = len(messages)
+        return messages
+
+    def estimate_tokens(self) -> int:
+        """Estimated size of the last rendered prompt, in tokens."""
+        overhead = MESSAGE_OVERHEAD_TOKENS * self._rendered_messages
+        return int(self._rendered_chars / self.chars_per_token) + overhead
+
+    def calibrate(self, prompt_tokens: int) -> None:
+        """Fit characters-per-token to a prompt size the server reported for the last render."""
+        overhead = MESSAGE_OVERHEAD_TOKENS * self._rendered_messages
+        if prompt_tokens > overhead and self._rendered_chars > 0:
+            self.chars_per_token = max(1.0, self._rendered_chars / (prompt_tokens - overhead))
+
+    def over_budget(self) -> bool:
+        """Whether the last rendered prompt plus a completion would exceed the context length."""
+        return self.estimate_tokens() + self.reserve_tokens > self.context_tokens
+
+    @property
+    def shown_steps(self) -> int:
+        return len(self._steps) - self._start

@@ -1,0 +1,164 @@
+"""A seeded fault layer around the tools: empty results, timeouts, new layouts, partial results.
+
+A fault is drawn per tool call from per-kind rates. A transient fault hits one attempt only; a
+persistent one hits every later call with the same normalized arguments, so retrying does not
+help and the agent has to reformulate or move on. Every injected fault is returned beside the
+result, and the agent records it on its turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import random
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from hopforge.corpus.errors import HopforgeError
+from hopforge.corpus.tools import ToolResult
+from hopforge.synth.annotate import normalize_call
+from hopforge.synth.records import Fault, ToolCall
+
+FAULT_KINDS: tuple[str, ...] = ("empty", "timeout", "format", "partial")
+FAULTABLE_TOOLS: tuple[str, ...] = ("search", "open", "find")
+TRUNCATION_NOTE = "[... output truncated]"
+_EMPTY_TEXT = {"search": "No results.", "open": "(empty page)", "find": "No matches."}
+
+
+class AsyncTools(Protocol):
+    """What the agent executes calls on: tool schemas plus an awaitable `call`."""
+
+    schemas: list[dict[str, Any]]
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> ToolResult: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FaultConfig:
+    """Per-kind probabilities that a tool call is hit; `persistent` is the share that persists."""
+
+    empty: float = 0.0
+    timeout: float = 0.0
+    format: float = 0.0
+    partial: float = 0.0
+    persistent: float = 0.25
+    timeout_delay_s: float = 0.05  # how long a timed-out call hangs before its error
+
+    def __post_init__(self) -> None:
+        for name in (*FAULT_KINDS, "persistent"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise HopforgeError(
+                    f"FaultConfig.{name} = {value!r} is out of range: use a probability in [0, 1]."
+                )
+        if self.total > 1.0:
+            raise HopforgeError(
+                f"FaultConfig rates sum to {self.total:.3f} (empty + timeout + format + partial); "
+                "lower them so the sum is at most 1."
+            )
+        if not 0.0 <= self.timeout_delay_s <= 600.0:
+            raise HopforgeError(
+                f"FaultConfig.timeout_delay_s = {self.timeout_delay_s!r} is out of range: "
+                "use 0 to 600 seconds."
+            )
+
+    @property
+    def total(self) -> float:
+        return self.empty + self.timeout + self.format + self.partial
+
+    @classmethod
+    def uniform(cls, rate: float, **kwargs: Any) -> FaultConfig:
+        """Split an overall fault `rate` evenly across the four kinds (the `--faults` option)."""
+        if not 0.0 <= rate <= 1.0:
+            raise HopforgeError(f"fault rate {rate!r} is out of range: use a number in [0, 1].")
+        share = rate / len(FAULT_KINDS)
+        return cls(empty=share, timeout=share, format=share, partial=share, **kwargs)
+
+
+class FaultyTools:
+    """Wraps `AsyncTools`; `call` returns the (possibly faulted) result and the fault, if any."""
+
+    def __init__(self, tools: AsyncTools, config: FaultConfig, rng: random.Random) -> None:
+        self.tools = tools
+        self.schemas = tools.schemas
+        self.config = config
+        self._rng = rng
+        self._persistent: dict[str, Fault] = {}
+
+    async def call(self, call: ToolCall) -> tuple[ToolResult, Fault | None]:
+        """Execute `call` through the wrapped tools, injecting a fault when one is drawn."""
+        fault = self.draw(call)
+        if fault is None:
+            return await self.tools.call(call.name, call.arguments), None
+        if fault.kind == "timeout":
+            if self.config.timeout_delay_s > 0:
+                await asyncio.sleep(self.config.timeout_delay_s)
+            return timeout_result(call.name, self.config.timeout_delay_s), fault
+        if fault.kind == "empty":
+            return empty_result(call.name), fault
+        result = await self.tools.call(call.name, call.arguments)
+        if not result.ok:  # a real error is shown as it is
+            return result, None
+        if fault.kind == "format":
+            return relayout_result(call.name, result, fault.detail), fault
+        return truncate_result(result), fault
+
+    def draw(self, call: ToolCall) -> Fault | None:
+        """Decide whether `call` is hit: a persistent fault on the same call always repeats."""
+        if call.name not in FAULTABLE_TOOLS or self.config.total <= 0.0:
+            return None
+        key = normalize_call(call)
+        held = self._persistent.get(key)
+        if held is not None:
+            return held
+        u = self._rng.random()
+        edge = 0.0
+        for kind in FAULT_KINDS:
+            edge += getattr(self.config, kind)
+            if u < edge:
+                break
+        else:
+            return None
+        persistent = self._rng.random() < self.config.persistent
+        detail = self._rng.choice(("json", "flat")) if kind == "format" else ""
+        fault = Fault(kind=kind, persistent=persistent, detail=detail)  # type: ignore[arg-type]
+        if persistent:
+            self._persistent[key] = fault
+        return fault
+
+
+def timeout_result(name: str, delay_s: float) -> ToolResult:
+    """The error a timed-out call returns after its delay."""
+    text = f"Error: {name} timed out after {delay_s:g} s. The service is slow; try again."
+    return ToolResult(text=text, ok=False, error="timeout")
+
+
+def empty_result(name: str) -> ToolResult:
+    """A successful call that returned nothing."""
+    return ToolResult(text=_EMPTY_TEXT.get(name, "(no output)"), ok=True)
+
+
+def relayout_result(name: str, result: ToolResult, layout: str) -> ToolResult:
+    """The same data in another layout: a JSON object of lines, or one flat line."""
+    lines = [ln.strip() for ln in result.text.splitlines() if ln.strip()]
+    if layout == "json":
+        text = json.dumps({"tool": name, "output": lines}, ensure_ascii=False)
+    else:
+        text = " | ".join(lines)
+    return ToolResult(text=text, ok=result.ok, error=result.error, doc_ids=result.doc_ids)
+
+
+def truncate_result(result: ToolResult) -> ToolResult:
+    """Keep the first half of the blocks (or lines, or characters) and say it was cut."""
+    text = result.text.strip()
+    for sep in ("\n\n", "\n"):
+        pieces = [p for p in text.split(sep) if p.strip()]
+        if len(pieces) >= 2:
+            kept = sep.join(pieces[: math.ceil(len(pieces) / 2)])
+            break
+    else:
+        kept = text[: max(1, len(text) * 2 // 5)]
+    kept = f"{kept}\n{TRUNCATION_NOTE}"
+    doc_ids = tuple(d for d in result.doc_ids if d in kept)
+    return ToolResult(text=kept, ok=result.ok, error=result.error, doc_ids=doc_ids)
