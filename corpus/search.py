@@ -1,0 +1,228 @@
+"""`Searcher`: BM25, dense and hybrid (reciprocal-rank fusion) search, one hit per document."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+from hopforge.corpus.bm25 import BM25Index
+from hopforge.corpus.errors import HopforgeError
+from hopforge.corpus.index import MODES, IndexConfig
+from hopforge.corpus.layout import BuildDir
+from hopforge.corpus.passages import index_text, split_documents
+from hopforge.corpus.records import Document, Hit, Passage
+from hopforge.corpus.tokenize import Tokenizer
+
+if TYPE_CHECKING:
+    from hopforge.corpus.dense import Embedder
+    from hopforge.corpus.vectors import VectorIndex
+
+log = logging.getLogger(__name__)
+
+# (document ordinal, score, passage index) in rank order
+Ranked = list[tuple[int, float, int]]
+
+
+class Searcher:
+    """Search over passages, reporting each document once with its best passage as the snippet."""
+
+    def __init__(
+        self,
+        *,
+        documents: Sequence[Document],
+        passages: Sequence[Passage],
+        bm25: BM25Index,
+        config: IndexConfig,
+        embedder: Embedder | None = None,
+        vectors: VectorIndex | None = None,
+    ) -> None:
+        self.config = config
+        self._docs = list(documents)
+        self.documents: Mapping[str, Document] = {d.doc_id: d for d in self._docs}
+        ordinal = {d.doc_id: i for i, d in enumerate(self._docs)}
+        missing = [p.doc_id for p in passages if p.doc_id not in ordinal]
+        if missing:
+            raise HopforgeError(
+                f"{len(missing)} indexed passages belong to documents that are not in the corpus "
+                f"(first: {missing[0]!r}): the index is stale, rebuild it with `hopforge index BUILD`"
+            )
+        self.passages = list(passages)
+        self._passage_doc = np.fromiter((ordinal[p.doc_id] for p in self.passages), dtype=np.int64,
+                                        count=len(self.passages))
+        self.bm25 = bm25
+        self.tokenizer = Tokenizer(config.tokenizer_config())
+        self.embedder = embedder
+        self.vectors = vectors
+
+    @property
+    def has_dense(self) -> bool:
+        return self.embedder is not None and self.vectors is not None
+
+    @property
+    def default_mode(self) -> str:
+        return "hybrid" if self.has_dense else "bm25"
+
+    @classmethod
+    def from_documents(
+        cls,
+        docs: Sequence[Document],
+        *,
+        dense: bool = False,
+        config: IndexConfig | None = None,
+        embedder: Embedder | None = None,
+    ) -> Searcher:
+        """An in-memory searcher; BM25 only unless `dense` (which embeds every passage)."""
+        config = config or IndexConfig()
+        if not docs:
+            raise HopforgeError("cannot search an empty corpus: pass at least one document")
+        passages = list(split_documents(docs, size=config.passage_words,
+                                        overlap=config.passage_overlap))
+        texts = [index_text(p, with_title=config.title_in_passage) for p in passages]
+        tokenizer = Tokenizer(config.tokenizer_config())
+        bm25 = BM25Index.from_tokens(tokenizer.batch(texts), k1=config.k1, b=config.b,
+                                     epsilon=config.epsilon)
+        vectors = None
+        if dense:
+            from hopforge.corpus.dense import embedder_from_config
+            from hopforge.corpus.vectors import VectorIndex
+
+            embedder = embedder or embedder_from_config(config)
+            vectors = VectorIndex.build(embedder.embed(texts), config)
+        return cls(documents=docs, passages=passages, bm25=bm25, config=config,
+                   embedder=embedder if dense else None, vectors=vectors)
+
+    @classmethod
+    def load(cls, build: BuildDir, *, embedder: Embedder | None = None) -> Searcher:
+        """The searcher of a built index (BUILD/index/) over the build's corpus."""
+        from hopforge.corpus.index import load_searcher_parts
+
+        return cls(**load_searcher_parts(build, embedder=embedder))
+
+    # -- retrieval ---------------------------------------------------------------------------
+
+    def _check_mode(self, mode: str) -> str:
+        if mode not in MODES:
+            raise HopforgeError(f"search mode {mode!r} is not one of {', '.join(MODES)}")
+        if mode == "dense" and not self.has_dense:
+            raise HopforgeError(
+                "dense search needs a dense index: rebuild without --no-dense "
+                "(`hopforge index BUILD`) or use --mode bm25"
+            )
+        if mode == "hybrid" and not self.has_dense:
+            return "bm25"
+        return mode
+
+    def _per_document(self, passage_ids: np.ndarray, scores: np.ndarray, limit: int) -> Ranked:
+        """First (best) passage per document, in the given order, up to `limit` documents."""
+        seen: set[int] = set()
+        out: Ranked = []
+        for p, s in zip(passage_ids.tolist(), scores.tolist()):
+            if p < 0:
+                continue
+            d = int(self._passage_doc[p])
+            if d in seen:
+                continue
+            seen.add(d)
+            out.append((d, float(s), p))
+            if len(out) >= limit:
+                break
+        return out
+
+    def _bm25_ranked(self, query: str, limit: int) -> Ranked:
+        tokens = self.tokenizer(query)
+        n = len(self.passages)
+        depth = min(n, limit * 2)
+        while True:
+            idx, scores = self.bm25.top_k(tokens, depth)
+            ranked = self._per_document(idx, scores, limit)
+            if len(ranked) >= limit or idx.size < depth or depth >= n:
+                return ranked
+            depth = min(n, depth * 4)
+
+    def _dense_ranked(self, qvec: np.ndarray, limit: int) -> Ranked:
+        assert self.vectors is not None
+        n = len(self.passages)
+        depth = min(n, limit * 2)
+        while True:
+            scores, idx = self.vectors.search(qvec[None, :], depth)
+            ranked = self._per_document(idx[0], scores[0], limit)
+            if len(ranked) >= limit or depth >= n:
+                return ranked
+            depth = min(n, depth * 4)
+
+    def _fuse(self, lexical: Ranked, semantic: Ranked, k: int) -> Ranked:
+        cfg = self.config
+        fused: dict[int, float] = {}
+        best: dict[int, tuple[float, int]] = {}  # doc -> (contribution, passage)
+        for weight, ranked in ((cfg.bm25_weight, lexical), (cfg.dense_weight, semantic)):
+            for rank, (d, _, p) in enumerate(ranked, start=1):
+                part = weight / (cfg.rrf_k + rank)
+                fused[d] = fused.get(d, 0.0) + part
+                if d not in best or part > best[d][0]:
+                    best[d] = (part, p)
+        order = sorted(fused, key=lambda d: (-fused[d], d))[:k]
+        return [(d, fused[d], best[d][1]) for d in order]
+
+    def _hits(self, ranked: Ranked, query: str) -> list[Hit]:
+        hits = []
+        tokens = self.tokenizer(query)
+        for rank, (d, score, p) in enumerate(ranked, start=1):
+            doc, passage = self._docs[d], self.passages[p]
+            snippet = make_snippet(passage.text, tokens, self.tokenizer, self.config.snippet_chars)
+            hits.append(Hit(doc_id=doc.doc_id, title=doc.title, score=score, rank=rank,
+                            snippet=snippet, passage_id=passage.passage_id))
+        return hits
+
+    def search(self, query: str, k: int = 10, mode: str = "hybrid") -> list[Hit]:
+        """The k best documents for `query` (fewer when fewer match), best first."""
+        return self.search_batch([query], k=k, mode=mode)[0]
+
+    def search_batch(self, queries: list[str], k: int = 10, mode: str = "hybrid") -> list[list[Hit]]:
+        """`search` for many queries; dense query vectors are embedded in one batch."""
+        mode = self._check_mode(mode)
+        if k < 1:
+            return [[] for _ in queries]
+        qvecs = None
+        if mode != "bm25":
+            assert self.embedder is not None
+            qvecs = self.embedder.embed(list(queries), queries=True)
+        out = []
+        for i, query in enumerate(queries):
+            if mode == "bm25":
+                ranked = self._bm25_ranked(query, k)
+            elif mode == "dense":
+                assert qvecs is not None
+                ranked = self._dense_ranked(qvecs[i], k)
+            else:
+                assert qvecs is not None
+                depth = max(self.config.depth, k)
+                ranked = self._fuse(self._bm25_ranked(query, depth),
+                                    self._dense_ranked(qvecs[i], depth), k)
+            out.append(self._hits(ranked, query))
+        return out
+
+
+def make_snippet(text: str, query_tokens: Sequence[str], tokenizer: Tokenizer, width: int) -> str:
+    """About `width` characters of `text` around the first word that matches a query token."""
+    text = " ".join(text.split())
+    if len(text) <= width:
+        return text
+    wanted = set(query_tokens)
+    center = 0
+    if wanted:
+        for m in re.finditer(r"\S+", text):
+            if wanted.intersection(tokenizer(m.group())):
+                center = m.start()
+                break
+    start = max(0, min(center - width // 3, len(text) - width))
+    if start > 0:
+        space = text.find(" ", start)
+        start = space + 1 if 0 <= space < start + 20 else start
+    end = min(len(text), start + width)
+    if end < len(text):
+        space = text.rfind(" ", start, end)
+        end = space if space > start + width // 2 else end
+    return ("…" if start > 0 else "") + text[start:end] + ("…" if end < len(text) else "")
