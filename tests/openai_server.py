@@ -41,13 +41,17 @@ class Reply:
     verbatim: bool = False  # send `body` as is (malformed JSON and the like)
     headers: tuple[tuple[str, str], ...] = ()
     delay_s: float = 0.0  # added latency before answering
-    hang_s: float = 0.0  # stall this long, then send `then` or drop the connection
+    hang_s: float | None = None  # stall this long, then send `then` or drop the connection
     then: Reply | None = None
     usage: tuple[int, int] | None = None  # (prompt_tokens, completion_tokens); None: counted
 
     @classmethod
     def text(
-        cls, content: str, reasoning: str | None = None, *, reasoning_field: str = "reasoning_content"
+        cls,
+        content: str,
+        reasoning: str | None = None,
+        *,
+        reasoning_field: str = "reasoning_content",
     ) -> Reply:
         """A plain assistant message; `reasoning` goes in `reasoning_content` (or `reasoning`)."""
         message: dict[str, Any] = {"role": "assistant", "content": content}
@@ -64,7 +68,7 @@ class Reply:
         *,
         content: str | None = None,
     ) -> Reply:
-        """A native tool call; `arguments` is JSON-encoded unless given as a string (as vLLM does)."""
+        """A native tool call; `arguments` are JSON-encoded unless given as a string (as vLLM)."""
         return cls.tool_calls([(name, arguments, call_id)], content=content)
 
     @classmethod
@@ -162,6 +166,7 @@ class Recorded:
     path: str
     headers: dict[str, str]
     body: Any  # decoded JSON, or the raw text when it was not JSON
+    at: float = field(default_factory=time.monotonic)  # when it arrived (time.monotonic)
     reply: Reply | None = None
 
 
@@ -246,7 +251,7 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.delay_s and stop.wait(reply.delay_s):
             self.close_connection = True
             return
-        if reply.hang_s:
+        if reply.hang_s is not None:
             stop.wait(reply.hang_s)
             if reply.then is None or stop.is_set():
                 self.close_connection = True  # hang up without an answer
@@ -267,9 +272,11 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             prompt = 1 + _count_words(request.get("messages"))
             completion = 1 + _count_words(reply.message)
-        choices = [] if reply.no_choices else [
-            {"index": 0, "message": reply.message, "finish_reason": reply.finish_reason}
-        ]
+        choices = (
+            []
+            if reply.no_choices
+            else [{"index": 0, "message": reply.message, "finish_reason": reply.finish_reason}]
+        )
         return {
             "id": f"chatcmpl-{uuid.uuid4().hex[:16]}",
             "object": "chat.completion",
@@ -370,8 +377,10 @@ class OpenAITestServer:
         httpd.state = self._state
         self._httpd = httpd
         self._thread = threading.Thread(
-            target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
-            name=f"openai-test-server-{self.port}", daemon=True,
+            target=httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"openai-test-server-{self.port}",
+            daemon=True,
         )
         self._thread.start()
         return self
