@@ -1,0 +1,125 @@
+"""The shared teacher flags: parsing, environment fallback, errors, and opening a real client."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+import pytest
+from hopforge.flows.teacher_options import (
+    TeacherConfigError,
+    add_teacher_arguments,
+    open_teacher,
+    resolve_teacher,
+    split_urls,
+)
+from hopforge.synth.openai_client import OpenAIChatModel
+
+from tests.openai_server import OpenAITestServer, Reply
+
+
+def parse(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="hopforge questions")
+    add_teacher_arguments(parser)
+    return parser.parse_args(list(argv))
+
+
+def test_default_is_the_scripted_teacher() -> None:
+    settings = resolve_teacher(parse(), environ={})
+    assert settings.teacher == "scripted" and settings.name == "scripted"
+    assert open_teacher(parse(), environ={}) is None
+
+
+def test_flags_describe_an_openai_teacher() -> None:
+    args = parse(
+        "--teacher", "openai",
+        "--teacher-url", "http://a:8000/v1,http://b:8000/v1/",
+        "--teacher-url", "http://c:8000/v1",
+        "--teacher-model", "Qwen/Qwen3-8B",
+        "--concurrency", "64",
+        "--teacher-timeout", "30",
+        "--structured-output", "guided_json",
+    )  # fmt: skip
+    settings = resolve_teacher(args, environ={"HOPFORGE_API_KEY": "k1"})
+    assert settings.urls == ("http://a:8000/v1", "http://b:8000/v1", "http://c:8000/v1")
+    assert (settings.model, settings.concurrency, settings.read_timeout) == (
+        "Qwen/Qwen3-8B",
+        64,
+        30,
+    )
+    assert settings.structured_output == "guided_json"
+    assert settings.api_key == "k1" and "k1" not in repr(settings)
+    assert settings.name == "openai:Qwen/Qwen3-8B"
+
+
+def test_url_flag_implies_openai() -> None:
+    settings = resolve_teacher(parse("--teacher-url", "http://a/v1", "--teacher-model", "m"), {})
+    assert settings.teacher == "openai"
+
+
+def test_environment_fills_in_missing_flags() -> None:
+    env = {
+        "HOPFORGE_TEACHER": "openai",
+        "HOPFORGE_TEACHER_URL": "http://x:1/v1, http://y:2/v1",
+        "HOPFORGE_TEACHER_MODEL": "env-model",
+        "OPENAI_API_KEY": "k2",
+    }
+    settings = resolve_teacher(parse(), environ=env)
+    assert settings.urls == ("http://x:1/v1", "http://y:2/v1")
+    assert (settings.model, settings.api_key) == ("env-model", "k2")
+    flags = parse("--teacher-url", "http://z:3/v1", "--teacher-model", "flag-model")
+    settings = resolve_teacher(flags, environ={**env, "HOPFORGE_API_KEY": "k1"})
+    assert (settings.urls, settings.model, settings.api_key) == (
+        ("http://z:3/v1",),
+        "flag-model",
+        "k1",
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "match"),
+    [
+        (["--teacher", "openai", "--teacher-model", "m"], {}, "HOPFORGE_TEACHER_URL"),
+        (["--teacher", "openai", "--teacher-url", "http://a/v1"], {}, "HOPFORGE_TEACHER_MODEL"),
+        (["--teacher-url", "localhost:8000", "--teacher-model", "m"], {}, "http://"),
+        (["--teacher", "scripted", "--teacher-model", "m"], {}, "--teacher openai"),
+        ([], {"HOPFORGE_TEACHER": "gpt"}, "scripted, openai"),
+        (
+            ["--teacher-url", "http://a/v1", "--teacher-model", "m", "--teacher-retries", "-1"],
+            {},
+            "--teacher-retries",
+        ),
+    ],
+)
+def test_missing_or_bad_settings_say_what_to_do(
+    argv: list[str], env: dict[str, str], match: str
+) -> None:
+    with pytest.raises(TeacherConfigError, match=match):
+        resolve_teacher(parse(*argv), environ=env)
+
+
+@pytest.mark.parametrize(
+    "argv", [["--concurrency", "0"], ["--teacher-timeout", "-1"], ["--teacher", "gpt"]]
+)
+def test_bad_flag_values_are_rejected_by_the_parser(argv: list[str]) -> None:
+    with pytest.raises(SystemExit):
+        parse(*argv)
+
+
+def test_split_urls() -> None:
+    assert split_urls(None) == ()
+    assert split_urls(" http://a/v1/ ,,http://a/v1") == ("http://a/v1",)
+
+
+def test_open_teacher_talks_to_the_server(openai_server: OpenAITestServer) -> None:
+    openai_server.enqueue(Reply.text("ready"))
+    args = parse("--teacher-url", openai_server.base_url, "--teacher-model", "test-model")
+    model = open_teacher(args, environ={"HOPFORGE_API_KEY": "sk-t"})
+    assert isinstance(model, OpenAIChatModel) and model.concurrency == 16
+
+    async def ask() -> str:
+        async with model as m:
+            return (await m.complete([{"role": "user", "content": "hi"}])).text
+
+    assert asyncio.run(ask()) == "ready"
+    assert openai_server.headers[0]["Authorization"] == "Bearer sk-t"
