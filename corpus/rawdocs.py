@@ -1,0 +1,220 @@
+"""From what format readers yield (`RawDoc`) to `Document` records.
+
+Readers know titles, texts and references as written (ids, titles, headwords). `assemble` drops
+empty documents, keeps the first of duplicate ids, resolves references to doc_ids within each
+source (by key, then by title or alias, case-insensitively) and splits very large documents.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from hopforge.corpus.problems import CHUNKED, DUPLICATE_ID, EMPTY, Problems
+from hopforge.corpus.records import Document, make_doc_id
+
+DEFAULT_MAX_DOC_CHARS = 200_000
+_SPACES = re.compile(r"\s+")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RawDoc:
+    """A document as a reader found it; `refs` are link targets as written (keys or titles)."""
+
+    source: str
+    key: str
+    title: str
+    text: str
+    at: str  # file:line, for messages
+    url: str = ""
+    aliases: tuple[str, ...] = ()
+    refs: tuple[str, ...] = ()
+    doc_id: str = ""  # set only when the input already carries hopforge doc_ids
+
+
+def name_key(name: str) -> str:
+    """The case- and space-insensitive form titles, aliases and references are matched by."""
+    return _SPACES.sub(" ", name).strip().casefold()
+
+
+@dataclass
+class ParagraphKeys:
+    """Keys for keyless paragraphs: the title, or title#hash when a title has several texts.
+
+    Identical (title, text) pairs are duplicates of one paragraph and get `None`.
+    """
+
+    seen: dict[tuple[str, str], str] = field(default_factory=dict)
+    titles: set[str] = field(default_factory=set)
+    merged: int = 0  # repeats of a paragraph already seen
+
+    def key(self, title: str, text: str) -> str | None:
+        """The key of a new paragraph, or None when this title+text was seen before."""
+        digest = hashlib.sha1(text.strip().encode("utf-8")).hexdigest()[:10]
+        if (title, digest) in self.seen:
+            self.merged += 1
+            return None
+        key = title if title not in self.titles else f"{title}#{digest}"
+        self.titles.add(title)
+        self.seen[(title, digest)] = key
+        return key
+
+
+@dataclass
+class LinkStats:
+    """How many references were written, resolved, and which were not."""
+
+    refs: int = 0
+    resolved: int = 0
+    unresolved: Counter[str] = field(default_factory=Counter)
+
+    def as_dict(self, top: int = 20) -> dict[str, object]:
+        share = self.resolved / self.refs if self.refs else None
+        return {
+            "references": self.refs,
+            "resolved": self.resolved,
+            "resolved_share": share,
+            "unresolved_top": [[name, n] for name, n in self.unresolved.most_common(top)],
+        }
+
+
+class _Resolver:
+    """Reference -> doc_id within one source: by key, then by title/alias (plural forms too)."""
+
+    def __init__(self) -> None:
+        self.by_key: dict[str, str] = {}
+        self.by_name: dict[str, str] = {}
+        self.alias_names: dict[str, str] = {}
+
+    def add(self, raw: RawDoc, doc_id: str) -> None:
+        self.by_key.setdefault(raw.key, doc_id)
+        if raw.doc_id:
+            self.by_key.setdefault(raw.doc_id, doc_id)
+        self.by_name.setdefault(name_key(raw.title), doc_id)
+        for alias in raw.aliases:
+            self.alias_names.setdefault(name_key(alias), doc_id)
+
+    def resolve(self, ref: str) -> str | None:
+        if ref in self.by_key:
+            return self.by_key[ref]
+        name = name_key(ref)
+        for candidate in (
+            name,
+            name[:-2] if name.endswith("es") else "",
+            name[:-1] if name.endswith("s") else "",
+        ):
+            if not candidate:
+                continue
+            hit = self.by_name.get(candidate) or self.alias_names.get(candidate)
+            if hit:
+                return hit
+        return None
+
+
+def split_text(text: str, max_chars: int) -> list[str]:
+    """Split `text` into pieces of at most `max_chars`, at paragraph, line or sentence breaks."""
+    pieces: list[str] = []
+    rest = text
+    while len(rest) > max_chars:
+        window = rest[:max_chars]
+        cut = -1
+        for sep in ("\n\n", "\n", ". ", " "):
+            cut = window.rfind(sep)
+            if cut > max_chars // 2:
+                cut += len(sep)
+                break
+        else:
+            cut = max_chars
+        pieces.append(rest[:cut].strip())
+        rest = rest[cut:]
+    if rest.strip():
+        pieces.append(rest.strip())
+    return [p for p in pieces if p]
+
+
+def _chunk(doc: Document, max_chars: int, problems: Problems, at: str) -> list[Document]:
+    pieces = split_text(doc.text, max_chars)
+    if len(pieces) <= 1:
+        return [doc]
+    problems.note(
+        CHUNKED,
+        at,
+        f"'{doc.title}' has {len(doc.text):,} characters; split into "
+        f"{len(pieces)} documents of at most {max_chars:,} (raise --max-doc-chars to keep it whole)",
+    )
+    ids = [doc.doc_id] + [
+        make_doc_id(doc.source, f"{doc.doc_id}#part{i}") for i in range(2, len(pieces) + 1)
+    ]
+    parts = []
+    for i, (doc_id, piece) in enumerate(zip(ids, pieces, strict=True)):
+        nxt = (ids[i + 1],) if i + 1 < len(ids) else ()
+        parts.append(
+            Document(
+                doc_id=doc_id,
+                title=doc.title if i == 0 else f"{doc.title} (part {i + 1})",
+                text=piece,
+                source=doc.source,
+                url=doc.url,
+                aliases=doc.aliases if i == 0 else (),
+                links=(doc.links if i == 0 else ()) + tuple(x for x in nxt if x not in doc.links),
+            )
+        )
+    return parts
+
+
+def assemble(
+    raws: Iterable[RawDoc], problems: Problems, *, max_doc_chars: int = DEFAULT_MAX_DOC_CHARS
+) -> tuple[list[Document], LinkStats]:
+    """Documents from raw documents: empties and duplicate ids counted, links resolved, big ones split."""
+    kept: list[tuple[RawDoc, str]] = []
+    first_at: dict[str, str] = {}
+    resolvers: dict[str, _Resolver] = {}
+    for raw in raws:
+        if not raw.text.strip():
+            problems.note(EMPTY, raw.at, f"'{raw.title}' has no text; skipped")
+            continue
+        doc_id = raw.doc_id or make_doc_id(raw.source, raw.key)
+        if doc_id in first_at:
+            problems.note(
+                DUPLICATE_ID,
+                raw.at,
+                f"duplicate id '{raw.doc_id or raw.key}' (first at "
+                f"{first_at[doc_id]}); kept the first, skipped this one",
+            )
+            continue
+        first_at[doc_id] = raw.at
+        kept.append((raw, doc_id))
+        resolvers.setdefault(raw.source, _Resolver()).add(raw, doc_id)
+
+    stats = LinkStats()
+    docs: list[Document] = []
+    for raw, doc_id in kept:
+        resolver = resolvers[raw.source]
+        links: dict[str, None] = {}
+        for ref in raw.refs:
+            stats.refs += 1
+            target = resolver.resolve(ref)
+            if target is None:
+                stats.unresolved[name_key(ref)] += 1
+                continue
+            stats.resolved += 1
+            if target != doc_id:
+                links.setdefault(target, None)
+        doc = Document(
+            doc_id=doc_id,
+            title=raw.title.strip(),
+            text=raw.text.strip(),
+            source=raw.source,
+            url=raw.url,
+            aliases=tuple(
+                dict.fromkeys(a for a in raw.aliases if name_key(a) != name_key(raw.title))
+            ),
+            links=tuple(links),
+        )
+        docs.extend(
+            _chunk(doc, max_doc_chars, problems, raw.at) if len(doc.text) > max_doc_chars else [doc]
+        )
+    return docs, stats

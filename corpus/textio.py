@@ -1,0 +1,211 @@
+"""Reading source files: decompression, forgiving UTF-8 decoding, JSON and JSONL with line numbers."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import json
+import lzma
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from hopforge.corpus.problems import NON_UTF8, IngestError, Problems, where
+
+COMPRESSED_SUFFIXES = (".gz", ".dz", ".bz2", ".xz", ".zst")
+_WS = " \t\r\n"
+
+
+def plain_suffix(path: Path) -> str:
+    """The file's suffix with any compression suffix removed (`a.jsonl.gz` -> `.jsonl`)."""
+    suffixes = [s.lower() for s in path.suffixes]
+    while suffixes and suffixes[-1] in COMPRESSED_SUFFIXES:
+        suffixes.pop()
+    return suffixes[-1] if suffixes else ""
+
+
+def open_binary(path: Path):  # type: ignore[no-untyped-def]
+    """Open a file for reading bytes, decompressing by suffix (.gz/.dz/.bz2/.xz/.zst)."""
+    suffix = path.suffix.lower()
+    if suffix in (".gz", ".dz"):
+        return gzip.open(path, "rb")
+    if suffix == ".bz2":
+        return bz2.open(path, "rb")
+    if suffix == ".xz":
+        return lzma.open(path, "rb")
+    if suffix == ".zst":
+        import zstandard
+
+        return zstandard.open(path, "rb")
+    return open(path, "rb")
+
+
+def read_bytes(path: Path) -> bytes:
+    """All bytes of a (possibly compressed) file; a damaged archive raises IngestError."""
+    try:
+        with open_binary(path) as fh:
+            return fh.read()  # type: ignore[no-any-return]
+    except (OSError, EOFError, lzma.LZMAError) as exc:
+        raise IngestError(
+            f"{path}: could not read it ({exc}). Check that the file is complete and that its "
+            "suffix matches its compression (.gz, .bz2, .xz, .zst or none)."
+        ) from exc
+
+
+def decode_line(raw: bytes, at: str, problems: Problems) -> str:
+    """Decode one line as UTF-8, replacing bad bytes (counted as a non-UTF-8 record)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        problems.note(
+            NON_UTF8,
+            at,
+            f"bytes that are not UTF-8 ({exc.reason} at byte {exc.start}); replaced with U+FFFD",
+        )
+        return raw.decode("utf-8", errors="replace")
+
+
+def decode_text(data: bytes, path: Path, problems: Problems) -> str:
+    """Decode a whole file as UTF-8 (BOM dropped); each line with bad bytes is counted."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        lines = data.split(b"\n")
+        return "\n".join(
+            decode_line(raw, where(path, i), problems) for i, raw in enumerate(lines, 1)
+        )
+
+
+def read_text(path: Path, problems: Problems) -> str:
+    """A (possibly compressed) text file decoded forgivingly."""
+    return decode_text(read_bytes(path), path, problems)
+
+
+def iter_jsonl(path: Path, problems: Problems) -> Iterator[tuple[int, Any]]:
+    """(line number, value) for each non-blank line; bad JSON is reported and skipped."""
+    data = read_bytes(path)
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    for lineno, raw in enumerate(data.split(b"\n"), 1):
+        if not raw.strip():
+            continue
+        line = decode_line(raw, where(path, lineno), problems)
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.malformed(
+                where(path, lineno),
+                f"invalid JSON ({exc.msg} at column {exc.colno})",
+                "Each line must be one complete JSON object.",
+            )
+            continue
+        yield lineno, value
+
+
+def _skip_ws(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in _WS:
+        pos += 1
+    return pos
+
+
+class _Lines:
+    """Line numbers of positions in a text, advancing monotonically."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.pos, self.line = text, 0, 1
+
+    def at(self, pos: int) -> int:
+        self.line += self.text.count("\n", self.pos, pos)
+        self.pos = pos
+        return self.line
+
+
+def _syntax_error(path: Path, text: str, pos: int, msg: str, problems: Problems) -> None:
+    line = text.count("\n", 0, pos) + 1
+    col = pos - (text.rfind("\n", 0, pos) + 1) + 1
+    problems.malformed(
+        where(path, line),
+        f"invalid JSON at column {col} ({msg}); the rest of the file could not be read",
+        "Fix the JSON there (a JSONL file needs one object per line).",
+    )
+
+
+def iter_json_array(text: str, path: Path, problems: Problems) -> Iterator[tuple[int, Any]]:
+    """(line number, element) of a top-level JSON array, streamed with positions."""
+    decoder = json.JSONDecoder()
+    lines = _Lines(text)
+    pos = _skip_ws(text, 0)
+    if not text.startswith("[", pos):
+        raise IngestError(f"{path}: expected a JSON list ('[') at the start of the file.")
+    pos = _skip_ws(text, pos + 1)
+    if text.startswith("]", pos):
+        return
+    while True:
+        try:
+            value, end = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            _syntax_error(path, text, exc.pos, exc.msg, problems)
+            return
+        yield lines.at(pos), value
+        pos = _skip_ws(text, end)
+        if text.startswith(",", pos):
+            pos = _skip_ws(text, pos + 1)
+        elif text.startswith("]", pos):
+            return
+        else:
+            _syntax_error(path, text, pos, "expected ',' or ']'", problems)
+            return
+
+
+def iter_json_object(text: str, path: Path, problems: Problems) -> Iterator[tuple[int, str, Any]]:
+    """(line number, key, value) of a top-level JSON object, streamed with positions."""
+    decoder = json.JSONDecoder()
+    lines = _Lines(text)
+    pos = _skip_ws(text, 0)
+    if not text.startswith("{", pos):
+        raise IngestError(f"{path}: expected a JSON object ('{{') at the start of the file.")
+    pos = _skip_ws(text, pos + 1)
+    if text.startswith("}", pos):
+        return
+    while True:
+        try:
+            key, end = decoder.raw_decode(text, pos)
+            if not isinstance(key, str):
+                raise json.JSONDecodeError("expected a string key", text, pos)
+            colon = _skip_ws(text, end)
+            if not text.startswith(":", colon):
+                raise json.JSONDecodeError("expected ':'", text, colon)
+            value, end = decoder.raw_decode(text, _skip_ws(text, colon + 1))
+        except json.JSONDecodeError as exc:
+            _syntax_error(path, text, exc.pos, exc.msg, problems)
+            return
+        yield lines.at(pos), key, value
+        pos = _skip_ws(text, end)
+        if text.startswith(",", pos):
+            pos = _skip_ws(text, pos + 1)
+        elif text.startswith("}", pos):
+            return
+        else:
+            _syntax_error(path, text, pos, "expected ',' or '}'", problems)
+            return
+
+
+def iter_json_records(path: Path, problems: Problems) -> Iterator[tuple[int, Any]]:
+    """(line number, record) of a JSON list file or a JSONL file, whichever `path` is."""
+    head = peek_text(path)
+    if head.lstrip(_WS + "\ufeff").startswith("["):
+        yield from iter_json_array(read_text(path, problems), path, problems)
+    else:
+        yield from iter_jsonl(path, problems)
+
+
+def peek_text(path: Path, size: int = 1 << 16) -> str:
+    """The first `size` bytes of a (possibly compressed) file, decoded forgivingly."""
+    try:
+        with open_binary(path) as fh:
+            head = fh.read(size)
+    except (OSError, EOFError, lzma.LZMAError) as exc:
+        raise IngestError(f"{path}: could not read it ({exc}).") from exc
+    return head.decode("utf-8", errors="replace").lstrip("\ufeff")
