@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from hopforge.synth.chat import Completion
+from hopforge.synth.openai_format import RAW_ARGUMENTS
 from hopforge.synth.records import ToolCall
 
 CallFormat = Literal["native", "tagged", "fenced"]
@@ -62,7 +63,10 @@ def parse_native_tool_calls(calls: Sequence[ToolCall], raw: str = "") -> ParsedC
             "The tool call has no function name. Name one of the tools: search, open, find, answer.",
             raw,
         )
-    arguments = _arguments_object(first.arguments, raw)
+    arguments = first.arguments
+    if isinstance(arguments, dict) and set(arguments) == {RAW_ARGUMENTS}:
+        arguments = arguments[RAW_ARGUMENTS]  # the client keeps undecodable arguments verbatim
+    arguments = _arguments_object(arguments, raw)
     call = ToolCall(name=first.name.strip(), arguments=arguments, call_id=first.call_id)
     return ParsedCall(call=call, thought="", fmt="native", extra_calls=len(calls) - 1)
 

@@ -1,0 +1,309 @@
+"""The agent loop for one trajectory: call the teacher, parse, validate, execute, annotate, stop.
+
+`run_agent` is the coroutine for one (question, sample); `run_trajectories` fans it out. A
+teacher failure (a `ModelError` after the client's retries, or output that never parses) ends the
+trajectory with termination `error` and the reason; an error a server sent never becomes an
+assistant message.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from hopforge.corpus.tools import ToolResult, validate_arguments
+from hopforge.synth import prompts
+from hopforge.synth.annotate import Annotator, normalize_call
+from hopforge.synth.chat import ChatModel, Completion, Message, ModelError
+from hopforge.synth.context import (
+    CHECKPOINT_RESPONSE_FORMAT,
+    CheckpointParseError,
+    Context,
+    parse_checkpoint_json,
+)
+from hopforge.synth.faults import FaultyTools
+from hopforge.synth.records import Checkpoint, Question, ToolCall, Trajectory, Turn, Usage
+from hopforge.synth.tool_parsing import ParsedCall, ToolCallParseError, parse_completion
+
+if TYPE_CHECKING:
+    from hopforge.synth.trajectories import TrajectoryConfig
+
+log = logging.getLogger(__name__)
+
+
+def system_prompt(schemas: list[dict[str, Any]], *, text_calls: bool) -> str:
+    """The system prompt: instructions plus the tools' JSON schemas."""
+    tools = json.dumps(schemas, indent=1, ensure_ascii=False)
+    return prompts.AGENT_SYSTEM.format(
+        tools=tools, call_format=prompts.AGENT_TEXT_CALLS if text_calls else ""
+    )
+
+
+@dataclass(slots=True)
+class _Run:
+    """Mutable state of one trajectory while it runs."""
+
+    turns: list[Turn] = field(default_factory=list)
+    checkpoints: list[Checkpoint] = field(default_factory=list)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    final_answer: str = ""
+    termination: str = ""
+    reason: str = ""
+
+    def add_usage(self, c: Completion) -> None:
+        self.prompt_tokens += c.prompt_tokens
+        self.completion_tokens += c.completion_tokens
+
+    def stop(self, termination: str, reason: str) -> None:
+        self.termination, self.reason = termination, reason
+
+
+def _assistant_message(parsed: ParsedCall, text: str, call_id: str) -> Message:
+    if parsed.fmt != "native":
+        return {"role": "assistant", "content": text}
+    call = parsed.call
+    wire = {"name": call.name, "arguments": json.dumps(call.arguments, ensure_ascii=False)}
+    return {
+        "role": "assistant",
+        "content": text or None,
+        "tool_calls": [{"id": call_id, "type": "function", "function": wire}],
+    }
+
+
+def _result_message(parsed: ParsedCall, call_id: str, text: str) -> Message:
+    if parsed.fmt == "native":
+        return {"role": "tool", "tool_call_id": call_id, "content": text}
+    return {"role": "user", "content": prompts.AGENT_TOOL_RESPONSE.format(result=text)}
+
+
+def _raw(c: Completion) -> str:
+    calls = "".join(
+        "\n" + json.dumps({"name": t.name, "arguments": t.arguments}, ensure_ascii=False)
+        for t in c.tool_calls
+    )
+    return f"{c.text}{calls}" if calls else c.text
+
+
+def _pointer(turn: int, result: ToolResult) -> str:
+    shown = f"; it showed {', '.join(result.doc_ids[:8])}" if result.doc_ids else ""
+    return prompts.AGENT_ELIDED_RESULT.format(turn=turn, shown=shown)
+
+
+async def run_agent(
+    question: Question,
+    teacher: ChatModel,
+    tools: FaultyTools,
+    *,
+    config: TrajectoryConfig,
+    tid: str,
+    sample: int,
+    seed: int,
+) -> Trajectory:
+    """Run the teacher on `question` until it answers or a stop rule ends the trajectory."""
+    t0 = time.perf_counter()
+    text_calls = config.call_format == "text"
+    schemas = tools.schemas
+    tool_names = [s["function"]["name"] for s in schemas]
+    answer_schemas = [s for s in schemas if s["function"]["name"] == "answer"]
+    system = system_prompt(schemas, text_calls=text_calls)
+    ctx = Context(
+        system,
+        question.question,
+        keep_results=config.keep_results,
+        context_tokens=config.context_tokens,
+        reserve_tokens=config.max_tokens,
+    )
+    gold = set(question.evidence) | ({question.answer_doc} if question.answer_doc else set())
+    annotator = Annotator(gold)
+    run = _Run()
+    window: deque[str] = deque()
+    in_window: Counter[str] = Counter()
+    last_progress = -1
+    invalid_streak = 0
+
+    async def complete(messages: list[Message], **kwargs: Any) -> Completion:
+        return await teacher.complete(
+            messages,
+            temperature=config.temperature,
+            max_tokens=config.max_tokens,
+            seed=seed,
+            **kwargs,
+        )
+
+    for index in range(config.max_turns):
+        messages = ctx.render()
+        if ctx.over_budget():
+            await _force_answer(run, ctx, complete, answer_schemas, index, text_calls)
+            break
+        started = time.perf_counter()
+        try:
+            completion = await complete(messages, tools=None if text_calls else schemas)
+        except ModelError as exc:
+            run.stop("error", f"{type(exc).__name__}: {exc}")
+            break
+        run.add_usage(completion)
+        if completion.prompt_tokens:
+            ctx.calibrate(completion.prompt_tokens)
+        raw = _raw(completion)
+        try:
+            parsed = parse_completion(completion)
+        except ToolCallParseError as exc:
+            invalid_streak += 1
+            run.turns.append(
+                annotator.annotate(
+                    index=index, raw=raw, thought=completion.reasoning, call=None, result="",
+                    schema_valid=False, args_valid=False, tokens=completion.completion_tokens,
+                    latency_s=completion.latency_s, error=str(exc),
+                )
+            )
+            if invalid_streak > config.max_invalid_turns:
+                run.stop("error", f"no usable tool call in {invalid_streak} turns in a row: {exc}")
+                break
+            fix = {"role": "user", "content": prompts.AGENT_INVALID_CALL.format(error=exc)}
+            ctx.add_step(index, {"role": "assistant", "content": completion.text}, fix, None)
+            continue
+        call = parsed.call
+        call_id = call.call_id or f"call_{index}"
+        call = ToolCall(name=call.name, arguments=call.arguments, call_id=call_id)
+        schema_valid = call.name in tool_names
+        problem = "" if not schema_valid else validate_arguments(call.name, call.arguments, schemas)
+        fault = None
+        doc_ids: tuple[str, ...] = ()
+        ok = False
+        if not schema_valid:
+            text = prompts.AGENT_UNKNOWN_TOOL.format(name=call.name, names=", ".join(tool_names))
+        elif problem:
+            text = prompts.AGENT_INVALID_ARGUMENTS.format(name=call.name, problem=problem)
+        elif call.name == "answer":
+            run.final_answer = str(call.arguments.get("text", "")).strip()
+            text, ok = run.final_answer, True
+        else:
+            result, fault = await tools.call(call)
+            text, ok, doc_ids = result.text or f"Error: {result.error}", result.ok, result.doc_ids
+        valid = schema_valid and not problem
+        invalid_streak = 0 if valid else invalid_streak + 1
+        turn = annotator.annotate(
+            index=index, raw=raw, thought=parsed.thought, call=call, result=text, ok=ok,
+            doc_ids=doc_ids, fault=fault, schema_valid=schema_valid, args_valid=valid,
+            tokens=completion.completion_tokens,
+            latency_s=time.perf_counter() - started,
+            error="" if ok else (problem or text),
+        )
+        run.turns.append(turn)
+        if valid and call.name == "answer":
+            run.stop("answer", "")
+            break
+        if invalid_streak > config.max_invalid_turns:
+            run.stop("error", f"invalid tool calls in {invalid_streak} turns in a row: {text}")
+            break
+        result_obj = ToolResult(text=text, ok=ok, doc_ids=doc_ids)
+        ctx.add_step(
+            index,
+            _assistant_message(parsed, completion.text, call_id),
+            _result_message(parsed, call_id, text),
+            _pointer(index, result_obj),
+        )
+        if turn.new_evidence:
+            last_progress = index
+        if valid:
+            key = normalize_call(call)
+            window.append(key)
+            in_window[key] += 1
+            if len(window) > config.repeat_window:
+                in_window[window.popleft()] -= 1
+            if in_window[key] > config.repeat_limit:
+                run.stop(
+                    "repetition",
+                    f"{key!r} called {in_window[key]} times in the last {len(window)} turns",
+                )
+                break
+        if index - last_progress >= config.no_progress_turns:
+            run.stop("no_progress", f"no new evidence in the last {config.no_progress_turns} turns")
+            break
+        if config.checkpoint_every and (index + 1) % config.checkpoint_every == 0:
+            if not await _checkpoint(run, ctx, complete, index):
+                break
+    else:
+        run.stop("max_turns", f"reached max_turns={config.max_turns}")
+    return Trajectory(
+        tid=tid,
+        qid=question.qid,
+        teacher=teacher.name,
+        sample=sample,
+        turns=tuple(run.turns),
+        checkpoints=tuple(run.checkpoints),
+        final_answer=run.final_answer,
+        termination=run.termination,  # type: ignore[arg-type]
+        reason=run.reason,
+        usage=Usage(
+            prompt_tokens=run.prompt_tokens,
+            completion_tokens=run.completion_tokens,
+            seconds=time.perf_counter() - t0,
+        ),
+        system_prompt=system,
+        seed=seed,
+    )
+
+
+async def _checkpoint(run: _Run, ctx: Context, complete: Any, index: int) -> bool:
+    """Ask the teacher for its state and keep it; False when the teacher failed for good."""
+    extra = {"role": "user", "content": prompts.AGENT_CHECKPOINT}
+    try:
+        completion = await complete(
+            ctx.render(extra=extra), tools=None, response_format=CHECKPOINT_RESPONSE_FORMAT
+        )
+    except ModelError as exc:
+        run.stop("error", f"checkpoint at turn {index}: {type(exc).__name__}: {exc}")
+        return False
+    run.add_usage(completion)
+    try:
+        cp = parse_checkpoint_json(completion.text, index)
+    except CheckpointParseError as exc:
+        log.debug("checkpoint at turn %d not kept: %s", index, exc)
+        return True
+    run.checkpoints.append(cp)
+    ctx.set_checkpoint(cp)
+    return True
+
+
+async def _force_answer(
+    run: _Run,
+    ctx: Context,
+    complete: Any,
+    answer_schemas: list[dict[str, Any]],
+    index: int,
+    text_calls: bool,
+) -> None:
+    """The context is full: ask once for a final answer on a compacted prompt, then stop."""
+    run.stop("context_limit", f"prompt reached ~{ctx.estimate_tokens()} of {ctx.context_tokens} tokens")
+    messages = ctx.render(extra={"role": "user", "content": prompts.AGENT_FORCE_ANSWER}, compact=True)
+    if ctx.over_budget():
+        run.reason += "; no room left for a final answer"
+        return
+    try:
+        completion = await complete(messages, tools=None if text_calls else answer_schemas)
+    except ModelError as exc:
+        run.reason += f"; the final answer failed: {type(exc).__name__}: {exc}"
+        return
+    run.add_usage(completion)
+    try:
+        parsed = parse_completion(completion)
+    except ToolCallParseError as exc:
+        run.reason += f"; the final answer was not a tool call: {exc}"
+        return
+    ok = parsed.call.name == "answer" and not validate_arguments("answer", parsed.call.arguments, answer_schemas)
+    if ok:
+        run.final_answer = str(parsed.call.arguments.get("text", "")).strip()
+    run.turns.append(
+        Turn(
+            index=index, raw=_raw(completion), thought=parsed.thought, call=parsed.call,
+            result=run.final_answer if ok else "", schema_valid=parsed.call.name == "answer",
+            args_valid=ok, tokens=completion.completion_tokens, latency_s=completion.latency_s,
+            error="" if ok else "the forced final turn did not call answer",
+        )
+    )

@@ -1,0 +1,251 @@
+"""Run the teacher on many questions: N samples each, bounded concurrency, batched searches.
+
+`run_trajectories` fans `run_agent` out with `bounded_map`. Every search any trajectory makes
+goes through one `SearchBatcher`, which coalesces the searches issued at the same moment into
+one `Searcher.search_batch` call, so dense query embedding is batched across trajectories.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import random
+from collections.abc import Callable, Collection, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Literal, cast
+
+from hopforge.corpus.errors import HopforgeError
+from hopforge.corpus.records import Document, Hit
+from hopforge.corpus.search import Searcher
+from hopforge.corpus.tools import ToolBox, ToolResult
+from hopforge.synth.agent import run_agent
+from hopforge.synth.chat import ChatModel
+from hopforge.synth.concurrency import bounded_map
+from hopforge.synth.faults import FaultConfig, FaultyTools
+from hopforge.synth.records import Question, Trajectory
+
+TeacherFactory = Callable[[Question, int, int], ChatModel]  # (question, sample, seed) -> teacher
+
+_RANGES: dict[str, tuple[float, float]] = {
+    "samples": (1, 1024),
+    "max_turns": (1, 1_000_000),
+    "concurrency": (1, 100_000),
+    "keep_results": (1, 10_000),
+    "checkpoint_every": (0, 1_000_000),
+    "context_tokens": (512, 100_000_000),
+    "max_tokens": (1, 10_000_000),
+    "temperature": (0.0, 2.0),
+    "repeat_limit": (1, 10_000),
+    "repeat_window": (1, 1_000_000),
+    "no_progress_turns": (1, 1_000_000),
+    "max_invalid_turns": (0, 1000),
+    "search_batch": (1, 65_536),
+    "search_wait_s": (0.0, 10.0),
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrajectoryConfig:
+    """Options of the trajectories stage; validated on construction."""
+
+    samples: int = 1  # trajectories per question, each with its own seed
+    max_turns: int = 64  # stop rule max_turns (600 and more is fine)
+    concurrency: int = 16  # trajectories in flight
+    keep_results: int = 5  # tool results shown verbatim; older ones become pointers
+    checkpoint_every: int = 16  # turns between checkpoints; 0 turns them off
+    context_tokens: int = 32_768  # the teacher's context length
+    max_tokens: int = 1024  # completion budget per call (kept free in the context)
+    temperature: float = 0.7
+    repeat_limit: int = 3  # stop rule repetition: a call repeated more than this ...
+    repeat_window: int = 20  # ... within this many turns
+    no_progress_turns: int = 40  # stop rule no_progress: turns without new gold evidence
+    max_invalid_turns: int = 3  # unusable turns in a row before termination error
+    call_format: Literal["native", "text"] = "native"  # text: <tool_call> tags in the prompt
+    seed: int = 0
+    faults: FaultConfig = field(default_factory=FaultConfig)
+    search_batch: int = 64  # most searches in one batch
+    search_wait_s: float = 0.0  # how long a search waits for others to join its batch
+
+    def __post_init__(self) -> None:
+        for name, (lo, hi) in _RANGES.items():
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not lo <= value <= hi:
+                raise HopforgeError(
+                    f"TrajectoryConfig.{name} = {value!r} is out of range: use {lo:g} to {hi:g}."
+                )
+        if self.max_tokens * 2 > self.context_tokens:
+            raise HopforgeError(
+                f"TrajectoryConfig.max_tokens = {self.max_tokens} leaves too little room in "
+                f"context_tokens = {self.context_tokens}: use at most half of it."
+            )
+        if self.call_format not in ("native", "text"):
+            raise HopforgeError(
+                f"TrajectoryConfig.call_format = {self.call_format!r}: use native or text."
+            )
+        if not isinstance(self.faults, FaultConfig):
+            raise HopforgeError("TrajectoryConfig.faults must be a FaultConfig.")
+
+
+def sample_seed(base: int, qid: str, sample: int) -> int:
+    """The seed of one (question, sample): stable across runs, different per sample."""
+    digest = hashlib.sha256(f"{base}\x00{qid}\x00{sample}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+def trajectory_id(qid: str, sample: int) -> str:
+    return f"{qid}-s{sample}"
+
+
+class SearchBatcher:
+    """Coalesces concurrent searches into `search_batch` calls (one batch running at a time)."""
+
+    def __init__(self, searcher: Searcher, *, max_batch: int = 64, wait_s: float = 0.0,
+                 threaded: bool | None = None) -> None:
+        self.searcher = searcher
+        self.max_batch = max_batch
+        self.wait_s = wait_s
+        self.threaded = searcher.has_dense if threaded is None else threaded
+        self.batches = 0
+        self.queries = 0
+        self._pending: list[tuple[str, int, str, asyncio.Future[list[Hit]]]] = []
+        self._draining = False
+        self._executor: ThreadPoolExecutor | None = None
+
+    async def search(self, query: str, k: int, mode: str) -> list[Hit]:
+        """Hits for one query, computed in a batch with whatever else is waiting."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[list[Hit]] = loop.create_future()
+        self._pending.append((query, k, mode, future))
+        if not self._draining:
+            self._draining = True
+            loop.create_task(self._drain())
+        return await future
+
+    async def _drain(self) -> None:
+        try:
+            await asyncio.sleep(self.wait_s)
+            while self._pending:
+                batch, self._pending = (self._pending[: self.max_batch],
+                                        self._pending[self.max_batch :])
+                try:
+                    if self.threaded:
+                        if self._executor is None:
+                            self._executor = ThreadPoolExecutor(1, thread_name_prefix="search")
+                        loop = asyncio.get_running_loop()
+                        results = await loop.run_in_executor(self._executor, self._run, batch)
+                    else:
+                        results = self._run(batch)
+                except HopforgeError as exc:
+                    for *_, future in batch:
+                        if not future.done():
+                            future.set_exception(exc)
+                    continue
+                for (*_, future), hits in zip(batch, results):
+                    if not future.done():
+                        future.set_result(hits)
+        finally:
+            self._draining = False
+
+    def _run(self, batch: Sequence[tuple[str, int, str, Any]]) -> list[list[Hit]]:
+        self.batches += 1
+        self.queries += len(batch)
+        out: list[list[Hit] | None] = [None] * len(batch)
+        groups: dict[str, list[int]] = {}
+        for i, (_, _, mode, _) in enumerate(batch):
+            groups.setdefault(mode, []).append(i)
+        for mode, idx in groups.items():
+            k = max(batch[i][1] for i in idx)
+            hits = self.searcher.search_batch([batch[i][0] for i in idx], k=k, mode=mode)
+            for i, h in zip(idx, hits):
+                out[i] = h[: batch[i][1]]
+        return cast(list[list[Hit]], out)
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=False)
+            self._executor = None
+
+
+class _PrimedSearcher:
+    """A searcher whose next `search` for a query returns hits fetched in a batch beforehand."""
+
+    def __init__(self, searcher: Searcher) -> None:
+        self.inner = searcher
+        self.primed: dict[tuple[str, int, str], list[Hit]] = {}
+
+    @property
+    def documents(self) -> Mapping[str, Document]:
+        return self.inner.documents
+
+    def search(self, query: str, k: int = 10, mode: str = "hybrid") -> list[Hit]:
+        hits = self.primed.pop((query, k, mode), None)
+        return hits if hits is not None else self.inner.search(query, k=k, mode=mode)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+class BatchedTools:
+    """The `AsyncTools` the agent uses: a `ToolBox` whose searches go through a `SearchBatcher`."""
+
+    def __init__(self, toolbox: ToolBox, batcher: SearchBatcher) -> None:
+        self._primed = _PrimedSearcher(toolbox.searcher)
+        self.toolbox = ToolBox(cast(Searcher, self._primed), page_chars=toolbox.page_chars,
+                               default_k=toolbox.default_k, max_k=toolbox.max_k, mode=toolbox.mode)
+        self.schemas = self.toolbox.schemas
+        self.batcher = batcher
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+        """Run a tool; a valid search is fetched through the batcher first."""
+        if name == "search" and not self.toolbox.validate(name, arguments):
+            query, k = arguments["query"], arguments.get("k", self.toolbox.default_k)
+            mode = self.toolbox.mode
+            try:
+                hits = await self.batcher.search(query, k, mode)
+            except HopforgeError:
+                return self.toolbox.call(name, arguments)  # reports the failure to the model
+            self._primed.primed[(query, k, mode)] = hits
+        return self.toolbox.call(name, arguments)
+
+
+async def run_trajectories(
+    questions: Sequence[Question],
+    tools: Searcher | ToolBox,
+    teacher_factory: TeacherFactory,
+    *,
+    config: TrajectoryConfig,
+    on_result: Callable[[Trajectory], None] | None = None,
+    skip: Collection[str] = (),
+    collect: bool = True,
+) -> list[Trajectory]:
+    """Run `config.samples` trajectories per question; `skip` holds tids already done.
+
+    `on_result` sees each trajectory as it finishes. With `collect=False` nothing is kept in
+    memory here (the caller writes them out in `on_result`) and an empty list is returned.
+    """
+    toolbox = tools if isinstance(tools, ToolBox) else ToolBox(tools)
+    batcher = SearchBatcher(toolbox.searcher, max_batch=config.search_batch,
+                            wait_s=config.search_wait_s)
+    batched = BatchedTools(toolbox, batcher)
+    skip = set(skip)
+    jobs = [(q, s) for q in questions for s in range(config.samples)
+            if trajectory_id(q.qid, s) not in skip]
+
+    async def one(job: tuple[Question, int]) -> Trajectory | None:
+        question, sample = job
+        seed = sample_seed(config.seed, question.qid, sample)
+        teacher = teacher_factory(question, sample, seed)
+        faulty = FaultyTools(batched, config.faults, random.Random(seed ^ 0x5EED))
+        trajectory = await run_agent(question, teacher, faulty, config=config,
+                                     tid=trajectory_id(question.qid, sample),
+                                     sample=sample, seed=seed)
+        if on_result is not None:
+            on_result(trajectory)
+        return trajectory if collect else None
+
+    try:
+        results = await bounded_map(one, jobs, limit=config.concurrency)
+    finally:
+        batcher.close()
+    return [t for t in results if t is not None]
