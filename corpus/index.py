@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
+import shutil
+import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from hopforge.corpus.bm25 import BM25Index
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.layout import BuildDir
-from hopforge.corpus.tokenize import TokenizerConfig
+from hopforge.corpus.parts import write_json
+from hopforge.corpus.passages import index_text, split_documents
+from hopforge.corpus.records import Passage
+from hopforge.corpus.tokenize import Tokenizer, TokenizerConfig
+
+if TYPE_CHECKING:
+    from hopforge.corpus.dense import Embedder
 
 log = logging.getLogger(__name__)
 
@@ -130,6 +141,147 @@ def index_paths(build: BuildDir) -> dict[str, Path]:
     }
 
 
-def load_searcher_parts(build: BuildDir, *, embedder: object = None) -> dict[str, Any]:
+def _write_passages(path: Path, passages: list[Passage]) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    cols = {name: [getattr(p, name) for p in passages]
+            for name in ("passage_id", "doc_id", "title", "text", "start")}
+    pq.write_table(pa.table(cols), path)
+
+
+def _read_passages(path: Path) -> list[Passage]:
+    import pyarrow.parquet as pq
+
+    return [Passage.from_row(r) for r in pq.read_table(path).to_pylist()]
+
+
+def build_index(build: BuildDir, config: IndexConfig, *, embedder: Embedder | None = None,
+                progress: bool = False) -> dict[str, Any]:
+    """Passages, BM25 and (if `config.dense`) dense index of the build's corpus; returns the manifest.
+
+    The new index is written beside the old one and swapped in when complete; embeddings of
+    passages whose text did not change are taken from the old index instead of recomputed.
+    """
+    from hopforge.corpus.store import corpus_fingerprint, read_documents
+
+    t_start = time.perf_counter()
+    times: dict[str, float] = {}
+    docs = read_documents(build)
+    if not docs:
+        raise HopforgeError(f"the corpus of {build.root} has no documents: ingest some first")
+    fingerprint = corpus_fingerprint(build)
+    t = time.perf_counter()
+    passages = list(split_documents(docs, size=config.passage_words,
+                                    overlap=config.passage_overlap))
+    texts = [index_text(p, with_title=config.title_in_passage) for p in passages]
+    times["passages_s"] = time.perf_counter() - t
+    paths = index_paths(build)
+    staging = paths["root"].with_name(paths["root"].name + ".new")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    _write_passages(staging / "passages.parquet", passages)
+
+    t = time.perf_counter()
+    tokens = Tokenizer(config.tokenizer_config()).batch(texts)
+    times["tokenize_s"] = time.perf_counter() - t
+    t = time.perf_counter()
+    bm25 = BM25Index.from_tokens(tokens, k1=config.k1, b=config.b, epsilon=config.epsilon)
+    bm25.save(staging / "bm25")
+    times["bm25_s"] = time.perf_counter() - t
+    del tokens
+    dense_info: dict[str, Any] | None = None
+    if config.dense:
+        dense_info = _build_dense(texts, config, paths["dense"], staging / "dense", embedder,
+                                  progress, times)
+    times["total_s"] = time.perf_counter() - t_start
+    manifest = {
+        "version": MANIFEST_VERSION,
+        "corpus_fingerprint": fingerprint,
+        "documents": len(docs),
+        "passages": len(passages),
+        "config": config.to_dict(),
+        "tokenizer": config.tokenizer_config().to_dict(),
+        "bm25": {"k1": bm25.k1, "b": bm25.b, "epsilon": bm25.epsilon, "terms": bm25.n_terms,
+                 "postings": int(bm25.data.shape[0]), "avgdl": bm25.avgdl},
+        "dense": dense_info,
+        "times": {k: round(v, 3) for k, v in times.items()},
+        "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+    write_json(staging / "manifest.json", manifest)
+    old = paths["root"].with_name(paths["root"].name + ".old")
+    shutil.rmtree(old, ignore_errors=True)
+    if paths["root"].exists():
+        paths["root"].rename(old)
+    staging.rename(paths["root"])
+    shutil.rmtree(old, ignore_errors=True)
+    log.info("indexed %d documents as %d passages in %.1f s", len(docs), len(passages),
+             times["total_s"])
+    return manifest
+
+
+def _build_dense(texts: list[str], config: IndexConfig, old_dir: Path, new_dir: Path,
+                 embedder: Embedder | None, progress: bool,
+                 times: dict[str, float]) -> dict[str, Any]:
+    from hopforge.corpus.dense import (
+        DEFAULT_MODEL,
+        cache_salt,
+        embed_with_cache,
+        embedder_from_config,
+        read_cache,
+        write_cache,
+    )
+    from hopforge.corpus.vectors import VectorIndex
+
+    salt = cache_salt(embedder.name if embedder else config.model, config.max_seq_length)
+    cache = read_cache(old_dir, salt)
+    t = time.perf_counter()
+    embedder = embedder or embedder_from_config(config, progress=progress)
+    times["model_load_s"] = time.perf_counter() - t
+    t = time.perf_counter()
+    result = embed_with_cache(embedder, texts, salt=salt, cache=cache, progress=progress)
+    times["embed_s"] = time.perf_counter() - t
+    write_cache(new_dir, salt, result.hashes, result.vectors)
+    t = time.perf_counter()
+    vectors = VectorIndex.build(result.vectors, config)
+    vectors.save(new_dir)
+    times["faiss_s"] = time.perf_counter() - t
+    return {"model": config.model or DEFAULT_MODEL, "dim": vectors.dim, "kind": vectors.kind,
+            "params": vectors.params, "vectors": vectors.ntotal, "embedded": result.embedded,
+            "reused": result.reused}
+
+
+def read_index_manifest(build: BuildDir) -> dict[str, Any]:
+    """BUILD/index/manifest.json; a clear error when the build has no complete index."""
+    path = index_paths(build)["manifest"]
+    if not path.is_file():
+        raise HopforgeError(f"no index in {build.index}: run `hopforge index {build.root}` first")
+    manifest: dict[str, Any] = json.loads(path.read_text("utf-8"))
+    return manifest
+
+
+def load_searcher_parts(build: BuildDir, *, embedder: Embedder | None = None) -> dict[str, Any]:
     """Constructor arguments of a `Searcher` over BUILD/index/ (see `Searcher.load`)."""
-    raise HopforgeError(f"no index at {build.index}: run `hopforge index {build.root}` first")
+    from hopforge.corpus.store import corpus_fingerprint, read_documents
+
+    manifest = read_index_manifest(build)
+    if manifest["corpus_fingerprint"] != corpus_fingerprint(build):
+        raise HopforgeError(f"the corpus of {build.root} changed after it was indexed: rerun "
+                            f"`hopforge index {build.root}`")
+    config = IndexConfig.from_dict(manifest["config"])
+    paths = index_paths(build)
+    parts: dict[str, Any] = {
+        "documents": read_documents(build),
+        "passages": _read_passages(paths["passages"]),
+        "bm25": BM25Index.load(paths["bm25"]),
+        "config": config,
+    }
+    if manifest.get("dense"):
+        from hopforge.corpus.dense import LazyEmbedder, embedder_from_config
+        from hopforge.corpus.vectors import VectorIndex
+
+        info = manifest["dense"]
+        parts["vectors"] = VectorIndex.load(paths["dense"])
+        parts["embedder"] = embedder or LazyEmbedder(lambda: embedder_from_config(config),
+                                                     name=info["model"], dim=info["dim"])
+    return parts
