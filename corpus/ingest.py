@@ -159,7 +159,7 @@ def detect_format(path: Path) -> str:
 
 
 def expand_sources(paths: Sequence[Path]) -> list[Path]:
-    """Paths to read: a folder holding only dictd databases stands for each database."""
+    """Paths to read: a folder holding dictd databases stands for those databases."""
     out: list[Path] = []
     for path in paths:
         if not path.exists() and dictd_files(path) is None:
@@ -167,9 +167,11 @@ def expand_sources(paths: Sequence[Path]) -> list[Path]:
                 f"{path}: no such file or folder. Check the path (relative to {Path.cwd()})."
             )
         if path.is_dir():
-            files = [p for p in path.rglob("*") if p.is_file()]
             bases = sorted(p.with_suffix("") for p in path.glob("*.index") if dictd_files(p))
-            if bases and not any(p.suffix.lower() in TEXT_SUFFIXES for p in files):
+            if bases:
+                log.info(
+                    "%s holds dictd databases; reading %s", path, ", ".join(b.name for b in bases)
+                )
                 out.extend(bases)
                 continue
         out.append(path)

@@ -71,7 +71,7 @@ class Problems:
         self.counts[kind] += 1
         if len(self.messages) < self.max_messages:
             self.messages.append(message)
-            log.warning("%s", message)
+            log.debug("%s", message)
         elif len(self.messages) == self.max_messages:
             self.messages.append("... more problems not listed (see the counts in the stats)")
             log.warning(
