@@ -1,0 +1,198 @@
+"""Run a build stage by stage on its directory: the plain engine under the Prefect flow.
+
+`prepare_build` checks the directory against the settings and writes the frozen config;
+`run_stage` runs one stage (or skips it when its done-marker matches); `run_build` runs them
+all in order without Prefect. The Prefect flow in flows/build.py calls the same two functions.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hopforge.corpus.errors import HopforgeError
+from hopforge.corpus.layout import BuildDir
+from hopforge.flows.config import STAGES, BuildConfig, load_config, read_frozen_hash
+from hopforge.flows.state import (
+    check_stage,
+    drop_markers,
+    output_digest,
+    plan_rerun,
+    read_marker,
+    reset_outputs,
+    stage_key,
+    stage_outputs,
+    write_frozen_config,
+    write_marker,
+)
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StageResult:
+    """What one stage did: ran or was skipped, its statistics and how long it took."""
+
+    stage: str
+    status: str  # "ran" | "resumed" | "skipped"
+    stats: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def to_row(self) -> dict[str, Any]:
+        return {"stage": self.stage, "status": self.status, "stats": self.stats,
+                "seconds": round(self.seconds, 3)}
+
+
+def prepare_build(
+    config: BuildConfig,
+    *,
+    from_stage: str | None = None,
+    force: Sequence[str] = (),
+    today: str = "",
+) -> BuildDir:
+    """Check the build directory against `config`, drop markers of stages to redo, freeze config."""
+    if from_stage:
+        check_stage(from_stage, "--from")
+    for stage in force:
+        check_stage(stage, "--force")
+    build = BuildDir.at(config.out_dir(today).resolve())
+    root = build.root
+    if root.exists() and not root.is_dir():
+        raise HopforgeError(f"{root} is a file; pick a directory for --out")
+    if root.is_dir() and any(root.iterdir()) and not build.config.exists():
+        raise HopforgeError(
+            f"{root} is not empty and holds no build.toml, so it is not a hopforge build "
+            "directory; pick an empty or new directory for --out"
+        )
+    hashes = config.stage_hashes()
+    redo = plan_rerun(build, hashes, from_stage=from_stage, force=force)
+    if redo:
+        log.info("starting over: %s", ", ".join(redo))
+    text = config.frozen_toml()
+    old = build.config.read_text(encoding="utf-8") if build.config.exists() else ""
+    if old != text:
+        if old and read_frozen_hash(old) != config.config_hash():
+            log.info("settings changed since the last run of %s", root)
+        write_frozen_config(build, text)
+    return build
+
+
+def load_build_config(build: BuildDir) -> BuildConfig:
+    """The frozen config of a prepared build directory."""
+    if not build.config.exists():
+        raise HopforgeError(f"{build.root} has no build.toml; run `hopforge build CONFIG.toml` first")
+    return load_config(build.config)
+
+
+def stage_is_current(build: BuildDir, stage: str, config: BuildConfig | None = None) -> bool:
+    """True when the stage's done-marker matches its current key."""
+    from hopforge.flows import stages as runners
+
+    config = config or load_build_config(build)
+    key = _current_key(build, stage, config, runners.fingerprint(stage, config))
+    done = read_marker(build, stage, "done")
+    return bool(done and key and done.get("key") == key)
+
+
+def _current_key(build: BuildDir, stage: str, config: BuildConfig, extra: str) -> str:
+    i = STAGES.index(stage)
+    previous = read_marker(build, STAGES[i - 1], "done") if i else None
+    if i and previous is None:
+        return ""
+    return stage_key(stage, config.stage_hashes()[stage], previous, extra)
+
+
+def run_stage(
+    build_root: str | Path,
+    stage: str,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> StageResult:
+    """Run one stage of a prepared build (skipped when done with the same key); returns stats."""
+    from hopforge.flows import stages as runners
+
+    build = BuildDir.at(Path(build_root))
+    config = load_build_config(build)
+    i = STAGES.index(stage)
+    if i and read_marker(build, STAGES[i - 1], "done") is None:
+        raise HopforgeError(f"stage {stage} needs {STAGES[i - 1]} to finish first")
+    config_hash = config.stage_hashes()[stage]
+    key = _current_key(build, stage, config, runners.fingerprint(stage, config))
+    done = read_marker(build, stage, "done")
+    if done and done.get("key") == key and all(p.exists() for p in stage_outputs(build, stage)[:1]):
+        log.info("%s: done already, skipped", stage)
+        return StageResult(stage=stage, status="skipped", stats=done.get("stats", {}))
+    start = read_marker(build, stage, "start")
+    resume = bool(start and start.get("key") == key and runners.resumable(stage))
+    drop_markers(build, stage)
+    if not resume:
+        reset_outputs(build, stage)
+    write_marker(build, stage, "start", {"stage": stage, "key": key, "config_hash": config_hash})
+    log.info("%s: %s", stage, "resuming" if resume else "running")
+    t0 = time.perf_counter()
+    stats = runners.run(stage, build, config, progress=progress)
+    seconds = time.perf_counter() - t0
+    write_marker(build, stage, "done", {
+        "stage": stage, "key": key, "config_hash": config_hash, "seconds": round(seconds, 3),
+        "output": output_digest(stage_outputs(build, stage)), "stats": stats,
+    })
+    return StageResult(stage=stage, status="resumed" if resume else "ran", stats=stats,
+                       seconds=seconds)
+
+
+def resolve_config(config: str, out: str | Path | None = None) -> BuildConfig:
+    """A build file path, or "builtin:demo" for the built-in demo."""
+    from hopforge.flows.demo import DEMO_CONFIG_NAME, demo_config
+
+    if config == DEMO_CONFIG_NAME:
+        return demo_config(out)
+    return load_config(config, out=out)
+
+
+class TerminalProgress:
+    """A tqdm bar on stderr fed by `(done, total)` calls."""
+
+    def __init__(self, stage: str) -> None:
+        self.stage = stage
+        self._bar: Any = None
+
+    def __call__(self, done: int, total: int) -> None:
+        from tqdm import tqdm
+
+        if self._bar is None:
+            self._bar = tqdm(total=total, desc=self.stage, unit="rec", leave=False,
+                             mininterval=1.0)
+        self._bar.total = total
+        self._bar.n = done
+        self._bar.refresh()
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
+def run_build(
+    config: BuildConfig,
+    *,
+    from_stage: str | None = None,
+    force: Sequence[str] = (),
+    on_stage: Callable[[StageResult], None] | None = None,
+) -> tuple[BuildDir, list[dict[str, Any]]]:
+    """The whole build without Prefect: every stage in order, on the same on-disk markers."""
+    build = prepare_build(config, from_stage=from_stage, force=force)
+    rows = []
+    for stage in STAGES:
+        bar = TerminalProgress(stage)
+        try:
+            result = run_stage(build.root, stage, progress=bar)
+        finally:
+            bar.close()
+        log.info("%s: %s in %.1f s", stage, result.status, result.seconds)
+        rows.append(result.to_row())
+        if on_stage:
+            on_stage(result)
+    return build, rows

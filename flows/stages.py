@@ -1,0 +1,97 @@
+"""One adapter per stage: call the stage's plain build-directory runner with its config.
+
+The runners live with their stages (corpus/, synth/, filters/, export/ and flows/run_*.py);
+this module only maps a stage name to the call, builds the teacher from [teacher], and says
+which stages keep finished parts when resumed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from hopforge.corpus.errors import HopforgeError
+from hopforge.corpus.layout import BuildDir
+from hopforge.flows.config import BUILTIN_PREFIX, BuildConfig
+from hopforge.flows.state import source_fingerprint
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[int, int], None] | None
+# Stages whose runner skips the parts it finished before (the rest start over after a crash).
+RESUMABLE = frozenset({"questions", "trajectories"})
+# The statistics a stage's done-marker keeps (its full report stays in BUILD/reports/).
+HEADLINE: dict[str, tuple[str, ...]] = {
+    "ingest": ("documents", "links", "isolated_docs", "largest_component", "total_words",
+               "problems"),
+}
+
+
+def resumable(stage: str) -> bool:
+    return stage in RESUMABLE
+
+
+def fingerprint(stage: str, config: BuildConfig) -> str:
+    """Inputs outside the build directory that a stage reads (the corpus sources for ingest)."""
+    if stage != "ingest":
+        return ""
+    sources = config.source_paths()
+    if any(s.startswith(BUILTIN_PREFIX) for s in sources):
+        from hopforge.corpus.builtin import builtin_corpus_path
+
+        sources = [*sources, str(builtin_corpus_path())]
+    return source_fingerprint(sources)
+
+
+def run(stage: str, build: BuildDir, config: BuildConfig, *, progress: Progress = None) -> dict[str, Any]:
+    """Run `stage` on `build`; returns the stage's statistics."""
+    return _RUNNERS[stage](build, config, progress)
+
+
+def _ingest(build: BuildDir, config: BuildConfig, progress: Progress) -> dict[str, Any]:
+    from hopforge.corpus.ingest import ingest_paths
+    from hopforge.corpus.store import write_corpus
+
+    paths = [_builtin_path(s) if s.startswith(BUILTIN_PREFIX) else Path(s)
+             for s in config.source_paths()]
+    result = ingest_paths(paths, fmt=config.corpus.format or None, strict=config.corpus.strict)
+    if not result.documents:
+        raise HopforgeError(
+            f"no documents found in {', '.join(config.corpus.sources)}; check [corpus] sources "
+            "and format (`hopforge ingest --help` lists the formats)"
+        )
+    write_corpus(build, result.documents, result.stats)
+    return {k: result.stats[k] for k in HEADLINE["ingest"] if k in result.stats}
+
+
+def _builtin_path(source: str) -> Path:
+    from hopforge.corpus.builtin import builtin_corpus_path
+
+    return builtin_corpus_path()
+
+
+def _index(build: BuildDir, config: BuildConfig, progress: Progress) -> dict[str, Any]:
+    from hopforge.corpus.index import build_index
+
+    manifest = build_index(build, config.stages["index"])
+    return {k: v for k, v in manifest.items() if isinstance(v, int | float | str | bool)}
+
+
+def _not_yet(stage: str) -> Callable[[BuildDir, BuildConfig, Progress], dict[str, Any]]:
+    def runner(build: BuildDir, config: BuildConfig, progress: Progress) -> dict[str, Any]:
+        raise HopforgeError(f"the {stage} stage is not available in this hopforge")
+
+    return runner
+
+
+_RUNNERS: dict[str, Callable[[BuildDir, BuildConfig, Progress], dict[str, Any]]] = {
+    "ingest": _ingest,
+    "index": _index,
+    "questions": _not_yet("questions"),
+    "trajectories": _not_yet("trajectories"),
+    "score": _not_yet("score"),
+    "filter": _not_yet("filter"),
+    "export": _not_yet("export"),
+}
