@@ -6,6 +6,7 @@ import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -47,18 +48,8 @@ class SentenceTransformerEmbedder:
 
     def __init__(self, model: str = "", *, batch_size: int = 64, max_seq_length: int = 256,
                  device: str = "cpu", progress: bool = False) -> None:
-        from sentence_transformers import SentenceTransformer
-
         self.name = model or DEFAULT_MODEL
-        path = model or default_model_path()
-        try:
-            self.model = SentenceTransformer(path, device=device or None)
-        except (OSError, ValueError) as exc:
-            raise HopforgeError(
-                f"could not load embedding model {path!r} ({exc}): give a local path or a model "
-                "already in the Hugging Face cache (downloads are off), or index with --no-dense"
-            ) from exc
-        self.model.max_seq_length = min(max_seq_length, self.model.max_seq_length or max_seq_length)
+        self.model = _load_model(model or default_model_path(), device, max_seq_length)
         get_dim = getattr(self.model, "get_embedding_dimension", None)
         dim = get_dim() if get_dim else self.model.get_sentence_embedding_dimension()
         if dim is None:
@@ -75,6 +66,22 @@ class SentenceTransformerEmbedder:
         out = self.model.encode(list(texts), batch_size=self.batch_size, convert_to_numpy=True,
                                 normalize_embeddings=True, show_progress_bar=show)
         return np.ascontiguousarray(out, dtype=np.float32)
+
+
+@lru_cache(maxsize=2)
+def _load_model(path: str, device: str, max_seq_length: int) -> Any:
+    """A loaded SentenceTransformer, shared by embedders with the same settings in this process."""
+    from sentence_transformers import SentenceTransformer
+
+    try:
+        model = SentenceTransformer(path, device=device or None)
+    except (OSError, ValueError) as exc:
+        raise HopforgeError(
+            f"could not load embedding model {path!r} ({exc}): give a local path or a model "
+            "already in the Hugging Face cache (downloads are off), or index with --no-dense"
+        ) from exc
+    model.max_seq_length = min(max_seq_length, model.max_seq_length or max_seq_length)
+    return model
 
 
 def embedder_from_config(config: IndexConfig, *, progress: bool = False) -> Embedder:

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from hopforge.corpus.dense import (
     LazyEmbedder,
     SentenceTransformerEmbedder,
