@@ -53,7 +53,7 @@ class SentenceTransformerEmbedder:
         get_dim = getattr(self.model, "get_embedding_dimension", None)
         dim = get_dim() if get_dim else self.model.get_sentence_embedding_dimension()
         if dim is None:
-            raise HopforgeError(f"embedding model {path!r} does not report a dimension")
+            raise HopforgeError(f"embedding model {self.name!r} does not report a dimension")
         self.dim = int(dim)
         self.batch_size = batch_size
         self.progress = progress
