@@ -38,10 +38,11 @@ def artifact_key(*parts: str) -> str:
 def stage_reports(build: BuildDir, stage: str) -> dict[str, Any]:
     """The JSON reports a stage wrote, by file name."""
     out: dict[str, Any] = {}
-    if not build.reports.is_dir():
-        return out
-    for path in sorted(build.reports.glob("*.json")):
-        if path.stem.startswith(REPORT_PREFIXES[stage]):
+    paths = sorted(build.reports.glob("*.json")) if build.reports.is_dir() else []
+    if stage == "export":
+        paths.append(build.export / "manifest.json")
+    for path in paths:
+        if path.stem.startswith(REPORT_PREFIXES[stage]) or path.parent == build.export:
             try:
                 out[path.name] = json.loads(path.read_text(encoding="utf-8"))
             except (OSError, json.JSONDecodeError):

@@ -79,6 +79,58 @@ def _index(build: BuildDir, config: BuildConfig, progress: Progress) -> dict[str
     return {k: v for k, v in manifest.items() if isinstance(v, int | float | str | bool)}
 
 
+def open_teacher(config: BuildConfig) -> Any:
+    """The teacher of [teacher]: None for the scripted one, else an OpenAI-compatible client."""
+    from hopforge.flows.teacher_options import TeacherSettings, open_settings
+
+    t = config.teacher
+    if t.kind == "scripted":
+        return None
+    return open_settings(TeacherSettings(
+        teacher="openai", urls=t.urls, model=t.model, api_key=config.api_key or None,
+        concurrency=t.concurrency, read_timeout=t.read_timeout, max_retries=t.max_retries,
+        structured_output=t.structured_output,
+    ))
+
+
+def _trajectories(build: BuildDir, config: BuildConfig, progress: Progress) -> dict[str, Any]:
+    from hopforge.flows.run_trajectories import run_trajectories_build
+
+    report = run_trajectories_build(build, config.stages["trajectories"],
+                                    teacher=open_teacher(config), progress=progress)
+    return _headline("trajectories", report)
+
+
+def _score(build: BuildDir, config: BuildConfig, progress: Progress) -> dict[str, Any]:
+    from hopforge.flows.run_filters import score_build
+
+    return _headline("score", score_build(build, config.stages["score"], force=True))
+
+
+def _filter(build: BuildDir, config: BuildConfig, progress: Progress) -> dict[str, Any]:
+    from hopforge.flows.run_filters import filter_build
+
+    return _headline("filter", filter_build(build, config.stages["filter"], force=True))
+
+
+def _export(build: BuildDir, config: BuildConfig, progress: Progress) -> dict[str, Any]:
+    from hopforge.flows.run_export import export_build
+
+    result = export_build(build, config.stages["export"])
+    stats: dict[str, Any] = {"records": result.total, "shards": len(result.shards),
+                             "rejected": len(result.rejected),
+                             "contaminated": len(result.contaminated)}
+    stats.update({kind: dict(splits) for kind, splits in result.counts.items()})
+    return stats
+
+
+def _headline(stage: str, report: dict[str, Any]) -> dict[str, Any]:
+    keys = HEADLINE.get(stage)
+    if keys:
+        return {k: report[k] for k in keys if k in report}
+    return {k: v for k, v in report.items() if isinstance(v, int | float | str | bool)}
+
+
 def _not_yet(stage: str) -> Callable[[BuildDir, BuildConfig, Progress], dict[str, Any]]:
     def runner(build: BuildDir, config: BuildConfig, progress: Progress) -> dict[str, Any]:
         raise HopforgeError(f"the {stage} stage is not available in this hopforge")
@@ -90,8 +142,8 @@ _RUNNERS: dict[str, Callable[[BuildDir, BuildConfig, Progress], dict[str, Any]]]
     "ingest": _ingest,
     "index": _index,
     "questions": _not_yet("questions"),
-    "trajectories": _not_yet("trajectories"),
-    "score": _not_yet("score"),
-    "filter": _not_yet("filter"),
-    "export": _not_yet("export"),
+    "trajectories": _trajectories,
+    "score": _score,
+    "filter": _filter,
+    "export": _export,
 }
