@@ -173,27 +173,33 @@ class Context:
         self._start = 0
 
     def render(self, *, extra: Message | None = None, compact: bool = False) -> list[Message]:
-        """Messages for the next call; `compact` keeps only the verbatim tail (forced answers)."""
+        """Messages for the next call; `compact` keeps only as much of the verbatim tail as fits."""
         n = len(self._steps)
         verbatim_from = max(self._start, n - self.keep_results)
         first = verbatim_from if compact else self._start
+        head_chars = sum(_size(m) for m in self._head) + (_size(extra) if extra else 0)
+        sizes = [
+            s.chars if i >= verbatim_from or s.pointer is None else s.pointer_chars
+            for i, s in enumerate(self._steps)
+        ]
+        if compact:  # drop the oldest turns until the prompt fits
+            while first < n and not self._fits(head_chars + sum(sizes[first:]), 3 + 2 * (n - first)):
+                first += 1
         messages = list(self._head)
-        chars = sum(_size(m) for m in messages)
         for i in range(first, n):
             step = self._steps[i]
             messages.append(step.assistant)
-            if i >= verbatim_from or step.pointer is None:
-                messages.append(step.result)
-                chars += step.chars
-            else:
-                messages.append(step.pointer)
-                chars += step.pointer_chars
+            full = i >= verbatim_from or step.pointer is None
+            messages.append(step.result if full else step.pointer)  # type: ignore[arg-type]
         if extra is not None:
             messages.append(extra)
-            chars += _size(extra)
-        self._rendered_chars = chars
+        self._rendered_chars = head_chars + sum(sizes[first:])
         self._rendered_messages = len(messages)
         return messages
+
+    def _fits(self, chars: int, n_messages: int) -> bool:
+        tokens = int(chars / self.chars_per_token) + MESSAGE_OVERHEAD_TOKENS * n_messages
+        return tokens + self.reserve_tokens <= self.context_tokens
 
     def estimate_tokens(self) -> int:
         """Estimated size of the last rendered prompt, in tokens."""

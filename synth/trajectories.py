@@ -24,6 +24,7 @@ from hopforge.synth.chat import ChatModel
 from hopforge.synth.concurrency import bounded_map
 from hopforge.synth.faults import FaultConfig, FaultyTools
 from hopforge.synth.records import Question, Trajectory
+from hopforge.synth.scripted_solver import ScriptedConfig
 
 TeacherFactory = Callable[[Question, int, int], ChatModel]  # (question, sample, seed) -> teacher
 
@@ -42,7 +43,10 @@ _RANGES: dict[str, tuple[float, float]] = {
     "max_invalid_turns": (0, 1000),
     "search_batch": (1, 65_536),
     "search_wait_s": (0.0, 10.0),
+    "part_questions": (1, 1_000_000),
 }
+# Fields that change how fast a run goes, never what it writes (left out of the run's hash).
+SPEED_FIELDS = frozenset({"concurrency", "search_batch", "search_wait_s"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -64,6 +68,8 @@ class TrajectoryConfig:
     call_format: Literal["native", "text"] = "native"  # text: <tool_call> tags in the prompt
     seed: int = 0
     faults: FaultConfig = field(default_factory=FaultConfig)
+    scripted: ScriptedConfig = field(default_factory=ScriptedConfig)  # the scripted teacher
+    part_questions: int = 32  # questions per output part (all samples of a question together)
     search_batch: int = 64  # most searches in one batch
     search_wait_s: float = 0.0  # how long a search waits for others to join its batch
 
@@ -85,6 +91,8 @@ class TrajectoryConfig:
             )
         if not isinstance(self.faults, FaultConfig):
             raise HopforgeError("TrajectoryConfig.faults must be a FaultConfig.")
+        if not isinstance(self.scripted, ScriptedConfig):
+            raise HopforgeError("TrajectoryConfig.scripted must be a ScriptedConfig.")
 
 
 def sample_seed(base: int, qid: str, sample: int) -> int:

@@ -45,3 +45,69 @@ def openai_server() -> Iterator[OpenAITestServer]:
     """A running OpenAI-compatible server on 127.0.0.1; script it with `.enqueue(Reply...)`."""
     with OpenAITestServer() as server:
         yield server
+
+
+# --- trajectories: the tiny corpus as documents, hand-built chain questions, a BM25 searcher ---
+AGENT_CHAINS = (
+    ("Who designed the lighthouse of the home port of the cartographer who first surveyed "
+     "Mount Fendle?", ("mount-fendle", "ilse-varro", "quillon", "grey-needle", "dorran-pell"),
+     "Dorran Pell"),
+    ("In which town was the engineer who designed the Grey Needle born?",
+     ("grey-needle", "dorran-pell", "brackwater"), "Brackwater"),
+    ("What port city was the founder of the Orvin Gallery from?",
+     ("orvin-gallery", "hesper-quaile", "quillon"), "Quillon"),
+    ("Who made the great refractor of the last work of the architect of the town hall of "
+     "Brackwater?", ("brackwater", "wenna-strode", "calden-observatory", "osric-helm"),
+     "Osric Helm"),
+    ("Who founded the gallery that holds the best known canvas of Tamsin Pell?",
+     ("tamsin-pell", "orvin-gallery", "hesper-quaile"), "Hesper Quaile"),
+)
+
+
+def _agent_documents(path: Path) -> list:
+    import json as _json
+
+    from hopforge.corpus.records import Document
+
+    rows = [_json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+    return [Document(doc_id=r["id"], title=r["title"], text=r["text"], source="tiny",
+                     links=tuple(r["links"])) for r in rows]
+
+
+def _agent_questions(docs: list) -> list:
+    import re as _re
+
+    from hopforge.synth.records import Hop, Question
+
+    by_id = {d.doc_id: d for d in docs}
+    questions = []
+    for n, (text, chain, answer) in enumerate(AGENT_CHAINS):
+        hops = []
+        for a, b in zip(chain, chain[1:]):
+            bridge = by_id[b].title
+            sentences = _re.split(r"(?<=\.)\s+", by_id[a].text)
+            clue = next(s for s in sentences if bridge.lower() in s.lower())
+            hops.append(Hop(from_doc=a, to_doc=b, clue=clue, bridge=bridge))
+        questions.append(Question(qid=f"q{n}", question=text, answer=answer, hops=tuple(hops),
+                                  evidence=chain, answer_doc=chain[-2]))
+    return questions
+
+
+@pytest.fixture(scope="session")
+def agent_documents(tiny_corpus_path: Path) -> list:
+    """The tiny corpus as `Document`s whose doc_ids are the file's ids (e.g. "mount-fendle")."""
+    return _agent_documents(tiny_corpus_path)
+
+
+@pytest.fixture(scope="session")
+def agent_questions(agent_documents: list) -> list:
+    """Five chain `Question`s over the tiny corpus (2 to 4 hops), clues taken from the texts."""
+    return _agent_questions(agent_documents)
+
+
+@pytest.fixture(scope="session")
+def agent_searcher(agent_documents: list):  # type: ignore[no-untyped-def]
+    """An in-memory BM25 `Searcher` over the tiny corpus."""
+    from hopforge.corpus.search import Searcher
+
+    return Searcher.from_documents(agent_documents, dense=False)
