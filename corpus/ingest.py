@@ -97,8 +97,8 @@ def canonical_format(fmt: str) -> str:
     return name
 
 
-def classify_record(record: Any, path: Path) -> str:
-    """The format of a JSON file from its first record."""
+def classify_record(record: Any, path: Path, *, whole_file: bool = False) -> str:
+    """The format of a JSON file from its first record (or its only object, `whole_file`)."""
     if isinstance(record, dict):
         if "context" in record:
             return "hotpotqa"
@@ -106,7 +106,7 @@ def classify_record(record: Any, path: Path) -> str:
             return "musique"
         if any(k in record for k in ("text", "contents", "body")):
             return "jsonl"
-        if record and all(isinstance(v, (list, str)) for v in record.values()):
+        if whole_file and record and all(isinstance(v, (list, str)) for v in record.values()):
             return "title-sentences"
         keys = ", ".join(sorted(map(str, record))[:12])
     else:
@@ -121,21 +121,25 @@ def _sniff_json(path: Path) -> str:
     head = peek_text(path, 1 << 20).lstrip()
     if not head:
         return "jsonl"
-    decoder = json.JSONDecoder()
     if head.startswith("["):
         try:
-            first, _ = decoder.raw_decode(head, len(head) - len(head[1:].lstrip()))
+            first, _ = json.JSONDecoder().raw_decode(head, len(head) - len(head[1:].lstrip()))
         except json.JSONDecodeError:
             return "jsonl"  # a first record over 1 MiB, or broken JSON: the reader says where
         return classify_record(first, path)
     if head.startswith("{"):
+        first_line, _, rest = head.partition("\n")
         try:
-            return classify_record(json.loads(head.split("\n", 1)[0]), path)
+            record = json.loads(first_line)
         except json.JSONDecodeError:
-            pass
+            record = None  # a pretty-printed (or over 1 MiB) object spanning the file
+        if record is not None:
+            return classify_record(record, path, whole_file=not rest.strip())
         for _, _, value in iter_json_object(head, path, Problems()):
-            return "title-sentences" if isinstance(value, (list, str)) else "jsonl"
-        return "title-sentences"
+            if isinstance(value, (list, str)):
+                return "title-sentences"
+            break
+        return "jsonl"
     raise UnknownFormatError(
         f"{path}: not JSON, Parquet, dictd, MediaWiki XML or a text folder (it starts with "
         f"{head[:20]!r}). Pass --format one of: {', '.join(FORMATS)}."
