@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import shutil
 from pathlib import Path
@@ -89,7 +90,7 @@ def test_very_large_documents_are_split_never_dropped(tmp_path: Path) -> None:
     assert all(len(p.text) <= 1000 for p in parts)
     assert parts[0].title == "Big" and parts[1].title == "Big (part 2)"
     assert " ".join(p.text for p in parts).split() == big.split()  # nothing lost
-    for a, b in zip(parts, parts[1:], strict=False):
+    for a, b in itertools.pairwise(parts):
         assert b.doc_id in a.links
     assert result.stats["problems"]["chunked"] == 1
     assert "split into" in result.problems[0] and "--max-doc-chars" in result.problems[0]
