@@ -128,7 +128,10 @@ def build_flow(
         key=artifact_key(cfg.name, "summary"),
         description=f"what build {cfg.name} made, and where",
     )
-    return {"build": str(build.root), "name": cfg.name, "stages": rows}
+    from prefect.runtime import flow_run
+
+    return {"build": str(build.root), "name": cfg.name, "stages": rows,
+            "flow_run_id": str(flow_run.id)}
 
 
 def run_build_flow(

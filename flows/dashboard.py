@@ -101,6 +101,8 @@ def stop_server(proc: subprocess.Popen[bytes]) -> None:
 def run_dashboard(host: str = "127.0.0.1", port: int = 4200) -> int:
     """Start the server, print where it is and how to report builds to it, wait for Ctrl-C."""
     proc = start_server(host, port)
+    # a plain `kill` of this command stops the server too (it runs in its own session)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     url = api_url(host, port)
     print(f"Prefect dashboard: http://{host}:{port}\n"
           f"To report builds to it, in the shell that runs them:\n"

@@ -8,6 +8,8 @@ all in order without Prefect. The Prefect flow in flows/build.py calls the same 
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -139,6 +141,7 @@ def run_stage(
     write_marker(build, stage, "done", {
         "stage": stage, "key": key, "config_hash": config_hash, "seconds": round(seconds, 3),
         "output": output_digest(stage_outputs(build, stage)), "stats": stats,
+        "ran_on": f"{socket.gethostname()}:{os.getpid()}",
     })
     return StageResult(stage=stage, status="resumed" if resume else "ran", stats=stats,
                        seconds=seconds)
