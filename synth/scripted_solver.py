@@ -50,11 +50,15 @@ class ScriptedConfig:
         for name in ("wrong_doc", "reformulate", "dead_end"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
-                raise HopforgeError(f"ScriptedConfig.{name} = {value!r}: use a rate in [0, 1].")
+                raise HopforgeError(
+                    f"ScriptedConfig.{name} = {value!r} is out of range: use a rate in [0, 1]."
+                )
         for name, lo, hi in (("max_retries", 0, 20), ("max_queries", 1, 50), ("k", 1, 20)):
             value = getattr(self, name)
             if not lo <= value <= hi:
-                raise HopforgeError(f"ScriptedConfig.{name} = {value!r}: use {lo} to {hi}.")
+                raise HopforgeError(
+                    f"ScriptedConfig.{name} = {value!r} is out of range: use {lo} to {hi}."
+                )
         if self.call_format not in ("native", "tagged", "fenced"):
             raise HopforgeError(
                 f"ScriptedConfig.call_format = {self.call_format!r}: use native, tagged or fenced."

@@ -1,0 +1,164 @@
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from hopforge.corpus.errors import HopforgeError
+from hopforge.synth import prompts
+from hopforge.synth.faults import FaultConfig
+from hopforge.synth.records import Question, Trajectory
+from hopforge.synth.scripted_solver import ScriptedConfig, ScriptedTeacher
+from hopforge.synth.trajectories import TrajectoryConfig, run_trajectories
+
+
+def solve(questions: list[Question], searcher: Any, *, samples: int = 1,
+          scripted: ScriptedConfig | None = None, **config: Any) -> list[Trajectory]:
+    cfg = TrajectoryConfig(samples=samples, **config)
+
+    def factory(q: Question, sample: int, seed: int) -> Any:
+        return ScriptedTeacher(q, searcher.documents, seed=seed, config=scripted)
+
+    return asyncio.run(run_trajectories(questions, searcher, factory, config=cfg))
+
+
+def calls(t: Trajectory) -> list[tuple[str, str]]:
+    return [(x.call.name, json.dumps(x.call.arguments, sort_keys=True)) for x in t.turns if x.call]
+
+
+def test_deterministic_for_a_seed_and_varied_across_seeds(
+    agent_questions: list, agent_searcher: Any
+) -> None:
+    noisy = ScriptedConfig(wrong_doc=0.3, reformulate=0.5, dead_end=0.3)
+    faults = FaultConfig.uniform(0.2, timeout_delay_s=0.0)
+    a = solve(agent_questions, agent_searcher, samples=4, scripted=noisy, faults=faults)
+    b = solve(agent_questions, agent_searcher, samples=4, scripted=noisy, faults=faults)
+    strip = [t.to_row() | {"usage": None} for t in a]
+    for row in strip:
+        for turn in row["turns"]:
+            turn["latency_s"] = 0
+    again = [t.to_row() | {"usage": None} for t in b]
+    for row in again:
+        for turn in row["turns"]:
+            turn["latency_s"] = 0
+    assert strip == again
+    per_question = {}
+    for t in a:
+        per_question.setdefault(t.qid, set()).add(tuple(calls(t)))
+    assert all(len(v) >= 2 for v in per_question.values())
+    thoughts = {x.thought for t in a for x in t.turns}
+    assert len(thoughts) > 20 and all(th for th in thoughts)
+
+
+def test_plays_the_chain_search_open_find(agent_questions: list, agent_searcher: Any) -> None:
+    quiet = ScriptedConfig(wrong_doc=0, reformulate=0, dead_end=0)
+    [t] = solve(agent_questions[:1], agent_searcher, scripted=quiet)
+    names = [n for n, _ in calls(t)]
+    assert names[0] == "search" and names[-1] == "answer"
+    opened = [json.loads(a)["doc_id"] for n, a in calls(t) if n == "open"]
+    assert opened == list(agent_questions[0].evidence)
+    finds = [json.loads(a) for n, a in calls(t) if n == "find"]
+    assert all(f["pattern"] in {h.bridge for h in agent_questions[0].hops} for f in finds)
+    first_query = json.loads(calls(t)[0][1])["query"]
+    assert "Mount" in first_query and "Fendle" in first_query
+
+
+def test_detours_at_full_rate(agent_questions: list, agent_searcher: Any) -> None:
+    q = agent_questions[0]
+    gold = set(q.evidence)
+    [wrong] = solve([q], agent_searcher, scripted=ScriptedConfig(wrong_doc=1.0, reformulate=0,
+                                                                  dead_end=0))
+    opened = [json.loads(a)["doc_id"] for n, a in calls(wrong) if n == "open"]
+    assert any(d not in gold for d in opened) and wrong.final_answer == q.answer
+    [vague] = solve([q], agent_searcher, scripted=ScriptedConfig(wrong_doc=0, reformulate=1.0,
+                                                                  dead_end=0))
+    queries = [json.loads(a)["query"] for n, a in calls(vague) if n == "search"]
+    bridges = [h.bridge.lower() for h in q.hops]
+    assert any(not any(b in qu.lower() for b in bridges) for qu in queries[1:])
+    [side] = solve([q], agent_searcher, scripted=ScriptedConfig(wrong_doc=0, reformulate=0,
+                                                                 dead_end=1.0))
+    side_queries = [json.loads(a)["query"] for n, a in calls(side) if n == "search"]
+    titles = {agent_searcher.documents[d].title for d in agent_searcher.documents if d not in gold}
+    assert any(qu in titles for qu in side_queries) and side.final_answer == q.answer
+
+
+def test_retries_after_a_transient_fault(agent_questions: list, agent_searcher: Any) -> None:
+    trajectories = solve(agent_questions, agent_searcher, samples=3,
+                         faults=FaultConfig(timeout=0.3, persistent=0.0, timeout_delay_s=0.0))
+    retried = [(t, x) for t in trajectories for x in t.turns
+               if x.repeat_of is not None and t.turns[x.repeat_of].fault is not None]
+    assert retried
+    assert any(x.recovered for t in trajectories for x in t.turns)
+    assert sum(t.final_answer == q.answer for t, q in zip(
+        trajectories, [q for q in agent_questions for _ in range(3)])) >= 12
+
+
+def test_moves_on_after_a_persistent_fault(agent_questions: list, agent_searcher: Any) -> None:
+    trajectories = solve(agent_questions, agent_searcher, samples=3,
+                         faults=FaultConfig(empty=0.25, timeout=0.25, persistent=1.0,
+                                            timeout_delay_s=0.0))
+    for t in trajectories:
+        for x in t.turns:  # never more than max_retries repeats of a persistently failing call
+            if x.fault is not None and x.fault.persistent:
+                same = [y for y in t.turns if y.call == x.call]
+                assert len(same) <= 1 + ScriptedConfig().max_retries
+    assert sum(t.termination == "answer" for t in trajectories) == len(trajectories)
+
+
+@pytest.mark.parametrize("kind", ["empty", "timeout", "format", "partial"])
+def test_each_fault_kind_is_recorded_and_survived(
+    kind: str, agent_questions: list, agent_searcher: Any
+) -> None:
+    faults = FaultConfig(**{kind: 0.3}, timeout_delay_s=0.0)
+    trajectories = solve(agent_questions, agent_searcher, samples=2, faults=faults)
+    hit = [x for t in trajectories for x in t.turns if x.fault is not None]
+    assert hit and {x.fault.kind for x in hit} == {kind}
+    assert all(x.call.name in ("search", "open", "find") for x in hit)
+    correct = sum(t.final_answer == t_q.answer for t, t_q in
+                  zip(trajectories, [q for q in agent_questions for _ in range(2)]))
+    assert correct >= 7
+
+
+def test_gives_up_when_nothing_can_be_found(agent_questions: list, agent_searcher: Any) -> None:
+    [t] = solve(agent_questions[:1], agent_searcher,
+                faults=FaultConfig(empty=1.0, persistent=1.0))
+    assert t.termination == "answer" and t.final_answer == "I could not find the answer."
+    searches = [x for x in t.turns if x.call.name == "search"]
+    assert len(searches) == len({x.call.arguments["query"] for x in searches}) >= 2
+
+
+@pytest.mark.parametrize("fmt", ["tagged", "fenced"])
+def test_text_formats_give_the_same_calls(fmt: str, agent_questions: list, agent_searcher: Any) -> None:
+    native = solve(agent_questions[:2], agent_searcher)
+    text = solve(agent_questions[:2], agent_searcher, scripted=ScriptedConfig(call_format=fmt),
+                 call_format="text")
+    assert [calls(t) for t in text] == [calls(t) for t in native]
+    assert all(("<tool_call>" if fmt == "tagged" else "```json") in x.raw
+               for t in text for x in t.turns)
+
+
+def test_checkpoint_state_and_forced_answer(agent_questions: list, agent_searcher: Any) -> None:
+    q = agent_questions[1]
+    teacher = ScriptedTeacher(q, agent_searcher.documents, seed=0)
+
+    async def go() -> tuple[Any, Any]:
+        cp = await teacher.complete([{"role": "user", "content": "x"}],
+                                    response_format={"type": "json_schema"})
+        forced = await teacher.complete([{"role": "user", "content": prompts.AGENT_FORCE_ANSWER}])
+        return cp, forced
+
+    cp, forced = asyncio.run(go())
+    state = json.loads(cp.text)
+    assert set(state) == {"goal", "facts", "open_constraints", "queries_tried"}
+    assert state["goal"] == q.question and state["open_constraints"]
+    assert forced.tool_calls[0].name == "answer"
+    assert forced.tool_calls[0].arguments == {"text": "I could not find the answer."}
+
+
+def test_scripted_config_is_validated() -> None:
+    with pytest.raises(HopforgeError, match=r"ScriptedConfig.wrong_doc = 2 .*\[0, 1\]"):
+        ScriptedConfig(wrong_doc=2)
+    with pytest.raises(HopforgeError, match="max_queries = 0 is out of range: use 1 to 50"):
+        ScriptedConfig(max_queries=0)
+    with pytest.raises(HopforgeError, match="call_format"):
+        ScriptedConfig(call_format="xml")  # type: ignore[arg-type]
