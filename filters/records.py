@@ -25,6 +25,11 @@ class Score:
     strength: float = 0.0  # Bradley-Terry strength within the question's group
     combined: float = 0.0  # normalized combination of point-wise and pair-wise
     length_controlled: float | None = None  # combined, corrected for length when needed
+    correctness: float = 0.0  # the correctness component (EM / F1, blended with the judge)
+    evidence: float = 0.0  # the evidence component (recall blended with answer_in_evidence)
+    n_turns: int = 0  # trajectory length in turns (the length that length control uses)
+    n_chars: int = 0  # characters the teacher wrote (thoughts and calls)
+    correct: bool = False  # correctness reached ScoreConfig.correct_threshold
 
     def to_row(self) -> dict[str, Any]:
         row = asdict(self)

@@ -1,0 +1,68 @@
+"""Answer matching as in the SQuAD evaluation script: normalization, exact match and token F1.
+
+`normalize_answer` lowercases, removes punctuation, drops the articles a / an / the and collapses
+whitespace. A prediction is scored against the gold answer and every alias; the best match counts.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+_PUNCT = frozenset(string.punctuation) | frozenset("‘’“”–—…«»")
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+
+
+def normalize_answer(text: str) -> str:
+    """Lowercase, strip punctuation and articles, and collapse whitespace (SQuAD rules)."""
+    text = text.lower()
+    text = "".join(" " if ch in _PUNCT else ch for ch in text)
+    text = _ARTICLES.sub(" ", text)
+    return " ".join(text.split())
+
+
+def gold_answers(answer: str, aliases: Iterable[str] = ()) -> tuple[str, ...]:
+    """The answer followed by its aliases, without empty or repeated (normalized) entries."""
+    seen: set[str] = set()
+    out: list[str] = []
+    for a in (answer, *aliases):
+        n = normalize_answer(a)
+        if n and n not in seen:
+            seen.add(n)
+            out.append(a)
+    return tuple(out)
+
+
+def exact_match(prediction: str, golds: Sequence[str]) -> float:
+    """1.0 when the normalized prediction equals any normalized gold answer, else 0.0."""
+    pred = normalize_answer(prediction)
+    if not pred:
+        return 0.0
+    return 1.0 if any(pred == normalize_answer(g) for g in golds) else 0.0
+
+
+def _f1(pred_tokens: list[str], gold_tokens: list[str]) -> float:
+    common = Counter(pred_tokens) & Counter(gold_tokens)
+    same = sum(common.values())
+    if same == 0:
+        return 0.0
+    precision = same / len(pred_tokens)
+    recall = same / len(gold_tokens)
+    return 2 * precision * recall / (precision + recall)
+
+
+def token_f1(prediction: str, golds: Sequence[str]) -> float:
+    """The best token-level F1 of the normalized prediction against any gold answer."""
+    pred = normalize_answer(prediction).split()
+    if not pred:
+        return 0.0
+    return max((_f1(pred, normalize_answer(g).split()) for g in golds if normalize_answer(g)),
+               default=0.0)
+
+
+def mentions_answer(text: str, golds: Sequence[str]) -> bool:
+    """True when any normalized gold answer occurs as a whole-token span of the normalized text."""
+    hay = f" {normalize_answer(text)} "
+    return any(f" {g} " in hay for g in (normalize_answer(x) for x in golds) if g)

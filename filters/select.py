@@ -1,0 +1,239 @@
+"""The style-bias filter: one `Decision` per trajectory, every drop with a reason.
+
+Steps, in order (a trajectory leaves at the first step that drops it):
+
+1. validity: its question is known and accepted, and it has a score (optionally: it is correct
+   and its point-wise total reaches `min_pointwise`);
+2. near-duplicate questions (embedding cosine >= dedup_questions) and near-duplicate trajectories
+   (MinHash Jaccard >= dedup_trajectories); the better-ranked one is kept;
+3. style: score >= threshold is dropped; score in [downweight_from, threshold) is kept with weight
+   1 - (1 - min_weight) * (score - downweight_from) / (threshold - downweight_from);
+4. pattern caps: visiting trajectories best first, one carrying a fingerprint pattern (opener,
+   phrase, query habit) that already occurs max(pattern_cap_min, ceil(pattern_cap * n)) times in
+   the kept set is dropped (n = trajectories reaching this step);
+5. balance: for hop count, question kind and teacher in turn, no value keeps more than
+   ceil(balance_ratio * size of the smallest value with at least balance_min_group trajectories).
+
+"Best first" means: higher point-wise total, then higher combined reward, then lower style score.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
+
+from hopforge.corpus.errors import HopforgeError
+from hopforge.filters.dedup import Embedder, near_duplicate_questions, near_duplicate_trajectories
+from hopforge.filters.records import Decision, Score
+from hopforge.filters.style import (
+    Features,
+    StyleConfig,
+    StyleProfile,
+    TrajectoryStyle,
+    extract,
+    fit_style,
+    trajectory_style,
+)
+from hopforge.synth.records import Question, Trajectory
+
+BALANCE_KEYS = ("hops", "kind", "teacher")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FilterConfig:
+    """Thresholds of the filter (see the module docstring for what each one does)."""
+
+    style: StyleConfig = field(default_factory=StyleConfig)
+    threshold: float = 0.75
+    downweight_from: float = 0.5
+    min_weight: float = 0.25
+    pattern_cap: float = 0.3
+    pattern_cap_min: int = 3
+    balance_ratio: float = 3.0  # 0 disables balancing
+    balance_min_group: int = 5
+    balance_keys: tuple[str, ...] = BALANCE_KEYS
+    dedup_trajectories: float = 0.8  # 0 disables
+    dedup_questions: float = 0.95  # 0 disables
+    require_correct: bool = False
+    min_pointwise: float = 0.0
+    rows_per_part: int = 1000
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, int | float) and not isinstance(v, bool) and v < 0:
+                raise HopforgeError(f"FilterConfig.{f.name}={v} must be >= 0")
+        for name in ("threshold", "downweight_from", "min_weight", "pattern_cap",
+                     "dedup_trajectories", "dedup_questions", "min_pointwise"):
+            if getattr(self, name) > 1:
+                raise HopforgeError(f"FilterConfig.{name}={getattr(self, name)} must lie in [0, 1]")
+        if self.downweight_from > self.threshold:
+            raise HopforgeError(
+                f"FilterConfig.downweight_from={self.downweight_from} must not exceed "
+                f"threshold={self.threshold}; lower it or raise --threshold")
+        bad = set(self.balance_keys) - set(BALANCE_KEYS)
+        if bad:
+            raise HopforgeError(f"FilterConfig.balance_keys has {sorted(bad)}; use {BALANCE_KEYS}")
+        if self.rows_per_part < 1:
+            raise HopforgeError(f"FilterConfig.rows_per_part={self.rows_per_part} must be >= 1")
+
+
+def style_weight(score: float, config: FilterConfig) -> float:
+    """Sample weight for a kept trajectory with this style score."""
+    if score < config.downweight_from or config.threshold <= config.downweight_from:
+        return 1.0
+    frac = (score - config.downweight_from) / (config.threshold - config.downweight_from)
+    return round(1.0 - (1.0 - config.min_weight) * min(1.0, frac), 6)
+
+
+def validity(traj: Trajectory, question: Question | None, score: Score | None,
+             config: FilterConfig) -> str:
+    """Why a trajectory cannot be kept at all, or "" when it can."""
+    if question is None:
+        return "question-missing"
+    if question.rejected:
+        return f"question-rejected:{question.rejected}"
+    if score is None:
+        return "unscored"
+    if config.require_correct and not score.correct:
+        return "incorrect"
+    if score.pointwise < config.min_pointwise:
+        return f"low-reward:{score.pointwise:.3f}<{config.min_pointwise}"
+    return ""
+
+
+def priority(score: Score, style: TrajectoryStyle | None) -> tuple[float, float, float]:
+    """Sort key: best trajectories first."""
+    return (-score.pointwise, -score.combined, style.score if style else 0.0)
+
+
+def cap_patterns(
+    order: Sequence[str], styles: Mapping[str, TrajectoryStyle], config: FilterConfig
+) -> dict[str, str]:
+    """tid -> "pattern-cap:PATTERN" for trajectories over a pattern's cap (visited in order)."""
+    cap = max(config.pattern_cap_min, math.ceil(config.pattern_cap * len(order)))
+    used: Counter[str] = Counter()
+    dropped: dict[str, str] = {}
+    for tid in order:
+        pats = styles[tid].patterns if tid in styles else ()
+        full = [p for p in pats if used[p] >= cap]
+        if full:
+            dropped[tid] = f"pattern-cap:{full[0]}"
+        else:
+            used.update(pats)
+    return dropped
+
+
+def balance(
+    order: Sequence[str], key: Callable[[str], str], name: str, config: FilterConfig
+) -> dict[str, str]:
+    """tid -> "balance:NAME=VALUE" for the worst members of over-full groups."""
+    groups: dict[str, list[str]] = defaultdict(list)
+    for tid in order:
+        groups[key(tid)].append(tid)
+    sizes = [len(g) for g in groups.values() if len(g) >= config.balance_min_group]
+    if config.balance_ratio <= 0 or len(sizes) < 2:
+        return {}
+    cap = math.ceil(config.balance_ratio * min(sizes))
+    return {tid: f"balance:{name}={value}"
+            for value, g in groups.items() for tid in g[cap:]}
+
+
+def select(
+    trajectories: Sequence[Trajectory],
+    questions: Mapping[str, Question],
+    scores: Mapping[str, Score],
+    styles: Mapping[str, TrajectoryStyle],
+    config: FilterConfig,
+    *,
+    question_duplicates: Mapping[str, str] | None = None,
+    trajectory_duplicates: Mapping[str, str] | None = None,
+) -> list[Decision]:
+    """Decide keep / drop / down-weight for every trajectory (in input order)."""
+    qdup = question_duplicates or {}
+    tdup = trajectory_duplicates or {}
+    by_tid = {t.tid: t for t in trajectories}
+    reason: dict[str, str] = {}
+    for t in trajectories:
+        why = validity(t, questions.get(t.qid), scores.get(t.tid), config)
+        if not why and t.qid in qdup:
+            why = f"near-duplicate-question:{qdup[t.qid]}"
+        if not why and t.tid in tdup:
+            why = f"near-duplicate:{tdup[t.tid]}"
+        st = styles.get(t.tid)
+        if not why and st is not None and st.score >= config.threshold:
+            why = f"style:{st.score:.3f}>={config.threshold}"
+        if why:
+            reason[t.tid] = why
+    order = sorted((t.tid for t in trajectories if t.tid not in reason),
+                   key=lambda tid: (*priority(scores[tid], styles.get(tid)), tid))
+    reason.update(cap_patterns(order, styles, config))
+    keys: dict[str, Callable[[str], str]] = {
+        "hops": lambda tid: str(questions[by_tid[tid].qid].n_hops),
+        "kind": lambda tid: questions[by_tid[tid].qid].kind,
+        "teacher": lambda tid: by_tid[tid].teacher,
+    }
+    for name in config.balance_keys:
+        order = [tid for tid in order if tid not in reason]
+        reason.update(balance(order, keys[name], name, config))
+    out = []
+    for t in trajectories:
+        st = styles.get(t.tid)
+        s = st.score if st else 0.0
+        if t.tid in reason:
+            out.append(Decision(tid=t.tid, qid=t.qid, kept=False, weight=0.0,
+                                reason=reason[t.tid], style_score=s))
+            continue
+        w = style_weight(s, config)
+        why = f"down-weighted:style={s:.3f}" if w < 1.0 else ""
+        out.append(Decision(tid=t.tid, qid=t.qid, kept=True, weight=w, reason=why, style_score=s))
+    return out
+
+
+def reason_counts(decisions: Sequence[Decision]) -> dict[str, int]:
+    """How many decisions carry each kind of reason (the part before the first colon)."""
+    c = Counter(d.reason.split(":", 1)[0] if d.reason else "kept" for d in decisions)
+    return dict(sorted(c.items()))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FilterResult:
+    """Decisions plus everything the report needs to explain them."""
+
+    decisions: tuple[Decision, ...]
+    profile: StyleProfile
+    features: Mapping[str, Features]
+    styles: Mapping[str, TrajectoryStyle]
+    question_duplicates: Mapping[str, str]
+    trajectory_duplicates: Mapping[str, str]
+
+
+def filter_trajectories(
+    trajectories: Sequence[Trajectory],
+    questions: Mapping[str, Question],
+    scores: Mapping[str, Score],
+    reference_texts: Iterable[str],
+    config: FilterConfig,
+    *,
+    embedder: Embedder | None = None,
+) -> FilterResult:
+    """Fit the style profile, find near-duplicates and decide on every trajectory."""
+    valid = [t for t in trajectories
+             if not validity(t, questions.get(t.qid), scores.get(t.tid), config)]
+    feats = {t.tid: extract(t, questions[t.qid].question, config.style) for t in valid}
+    profile = fit_style(list(feats.values()), reference_texts, config.style)
+    styles = {tid: trajectory_style(f, profile, config.style) for tid, f in feats.items()}
+    qdup: dict[str, str] = {}
+    if embedder is not None and config.dedup_questions > 0:
+        qs = [questions[qid] for qid in sorted({t.qid for t in valid})]
+        qdup = near_duplicate_questions(qs, embedder, threshold=config.dedup_questions)
+    tdup: dict[str, str] = {}
+    if config.dedup_trajectories > 0:
+        ranked = sorted(valid, key=lambda t: (*priority(scores[t.tid], styles[t.tid]), t.tid))
+        tdup = near_duplicate_trajectories(ranked, threshold=config.dedup_trajectories)
+    decisions = select(trajectories, questions, scores, styles, config,
+                       question_duplicates=qdup, trajectory_duplicates=tdup)
+    return FilterResult(decisions=tuple(decisions), profile=profile, features=feats,
+                        styles=styles, question_duplicates=qdup, trajectory_duplicates=tdup)

@@ -1,0 +1,310 @@
+"""The teacher's stylistic fingerprint, and a style score per trajectory.
+
+Fingerprints (patterns) are measured over a set of trajectories:
+
+- phrase:PHRASE, word n-grams of thoughts and final answers over-represented against a reference
+  text (log-odds z >= z_min with an informative Dirichlet prior, see filters/logodds.py), with
+  overlapping n-grams merged into longer phrases;
+- opener:WORDS, the first `opener_words` words of a thought, when repeated;
+- query:NGRAM, n-grams of queries that do not copy the question, over-represented against the
+  reference, and query:copies-question.
+
+Names (capitalized words that do not start a sentence) and numbers are replaced by <e> in all
+texts and the reference first, so a template shows as "let me search for <e>" whatever entity
+fills it. An n-gram must hold a word that is neither a stopword nor <e>.
+
+A pattern counts only when at least `pattern_min_share` of the trajectories (and at least
+`min_count` trajectories of `min_questions` different questions) carry it. A
+trajectory's style score is the weighted mean of four shares in [0, 1]:
+
+    phrase  = share of its thoughts (and answer) holding a phrase pattern
+    opener  = share of its thoughts that start with an opener pattern
+    query   = share of its queries that copy the question or hold a query pattern
+    actions = share of all trajectories with its collapsed action sequence
+    style   = (w_p * phrase + w_o * opener + w_q * query + w_a * actions) / (w_p + w_o + w_q + w_a)
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
+
+from hopforge.corpus.errors import HopforgeError
+from hopforge.filters.habits import (
+    STOPWORDS,
+    action_signature,
+    actions,
+    copies_question,
+    search_queries,
+)
+from hopforge.filters.logodds import (
+    count_ngrams,
+    drop_contained,
+    has_content,
+    log_odds_z,
+    mask_names,
+    merge_overlapping,
+    ngrams,
+    words,
+)
+from hopforge.synth.records import Trajectory
+
+COPY_PATTERN = "query:copies-question"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StyleConfig:
+    """What counts as a fingerprint, and the weights of the style score (see module docstring)."""
+
+    ngram_sizes: tuple[int, ...] = (2, 3, 4)
+    query_ngram_sizes: tuple[int, ...] = (1, 2)
+    z_min: float = 3.0
+    min_count: int = 5
+    pattern_min_share: float = 0.1
+    min_questions: int = 3  # a pattern must occur in trajectories of this many questions
+    opener_words: int = 3
+    copy_threshold: float = 0.7
+    prior_strength: float = 0.1
+    max_phrases: int = 40
+    weight_phrase: float = 0.35
+    weight_opener: float = 0.3
+    weight_query: float = 0.25
+    weight_actions: float = 0.1
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            v = getattr(self, f.name)
+            vals = v if isinstance(v, tuple) else (v,)
+            if any(x < 0 for x in vals):
+                raise HopforgeError(f"StyleConfig.{f.name}={v} must be >= 0")
+        for name in ("pattern_min_share", "copy_threshold"):
+            if not 0 < getattr(self, name) <= 1:
+                raise HopforgeError(f"StyleConfig.{name}={getattr(self, name)} must lie in (0, 1]")
+        if not self.ngram_sizes or not self.query_ngram_sizes or self.opener_words < 1:
+            raise HopforgeError("StyleConfig n-gram sizes must be non-empty and opener_words >= 1")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Fingerprint:
+    """One pattern: its kind (phrase | opener | query), key, log-odds z, count and share."""
+
+    kind: str
+    key: str
+    count: int
+    share: float  # share of trajectories that carry it
+    z: float | None = None
+
+    @property
+    def pattern(self) -> str:
+        return f"{self.kind}:{self.key}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Features:
+    """What style measurement needs from one trajectory (extracted once)."""
+
+    tid: str
+    qid: str
+    teacher: str
+    texts: tuple[str, ...]  # thoughts, then the final answer
+    thought_grams: tuple[frozenset[str], ...]  # n-grams of each text
+    openers: tuple[str, ...]  # opener of each thought
+    queries: tuple[str, ...]
+    query_grams: tuple[frozenset[str], ...]
+    copies: tuple[bool, ...]  # per query: copies the question
+    actions: tuple[str, ...]
+    signature: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StyleProfile:
+    """Fingerprints found over a set of trajectories, and the share of each action signature."""
+
+    fingerprints: tuple[Fingerprint, ...]
+    signature_share: Mapping[str, float]
+    phrase_parts: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # n-grams merged
+    reference_words: int = 0
+
+    def patterns(self, kind: str) -> frozenset[str]:
+        return frozenset(f.key for f in self.fingerprints if f.kind == kind)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrajectoryStyle:
+    tid: str
+    phrase: float
+    opener: float
+    query: float
+    actions: float
+    score: float
+    patterns: tuple[str, ...]  # the fingerprint patterns it carries
+
+
+def thought_texts(traj: Trajectory) -> list[str]:
+    """Free text the teacher wrote in each turn (thought, or raw text when nothing parsed)."""
+    out = []
+    for t in traj.turns:
+        text = t.thought or ("" if t.call is not None else t.raw)
+        if text.strip():
+            out.append(text)
+    return out
+
+
+def opener(text: str, n: int) -> str:
+    return " ".join(words(text)[:n])
+
+
+def extract(traj: Trajectory, question: str, config: StyleConfig) -> Features:
+    """The style-relevant parts of one trajectory."""
+    thoughts = [mask_names(t) for t in thought_texts(traj)]
+    texts = [*thoughts, mask_names(traj.final_answer)] if traj.final_answer.strip() else thoughts
+    raw_queries = search_queries(traj)
+    copies = [copies_question(q, question, threshold=config.copy_threshold) for q in raw_queries]
+    qs = [mask_names(q, sentences=False) for q in raw_queries]
+    acts = actions(traj)
+
+    def grams(text: str, sizes: Sequence[int]) -> frozenset[str]:
+        toks = words(text)
+        return frozenset(g for n in sizes for g in ngrams(toks, n))
+
+    return Features(
+        tid=traj.tid, qid=traj.qid, teacher=traj.teacher, texts=tuple(texts),
+        thought_grams=tuple(grams(t, config.ngram_sizes) for t in texts),
+        openers=tuple(o for o in (opener(t, config.opener_words) for t in thoughts) if o),
+        queries=tuple(qs),
+        query_grams=tuple(frozenset() if c else grams(q, config.query_ngram_sizes)
+                          for q, c in zip(qs, copies)),
+        copies=tuple(copies),
+        actions=tuple(acts), signature=action_signature(acts),
+    )
+
+
+def _frequent(docs: Sequence[tuple[str, Iterable[str]]], config: StyleConfig) -> Counter[str]:
+    """Trajectory counts of the keys that pass the share, count and question floors."""
+    df: Counter[str] = Counter()
+    qids: dict[str, set[str]] = {}
+    for qid, keys in docs:
+        for k in set(keys):
+            df[k] += 1
+            qids.setdefault(k, set()).add(qid)
+    floor = max(config.min_count, config.pattern_min_share * len(docs))
+    return Counter({k: c for k, c in df.items()
+                    if c >= floor and len(qids[k]) >= config.min_questions})
+
+
+def _over_represented(
+    docs: Sequence[tuple[str, Iterable[str]]], target: Counter[str], reference: Counter[str],
+    config: StyleConfig,
+) -> dict[str, float]:
+    """n-gram -> z for the frequent n-grams whose log-odds z reaches z_min."""
+    df = _frequent(docs, config)
+    cand = [g for g in df if target[g] >= config.min_count and has_content(g, STOPWORDS)]
+    z = log_odds_z(target, reference, prior_strength=config.prior_strength, keys=cand)
+    return {g: z[g] for g in cand if z[g] >= config.z_min}
+
+
+def _spaced(text: str) -> str:
+    return f" {' '.join(words(text))} "
+
+
+def _phrases(features: Sequence[Features], zs: Mapping[str, float], target: Counter[str],
+             config: StyleConfig) -> tuple[list[Fingerprint], dict[str, tuple[str, ...]]]:
+    """Phrase fingerprints: overlapping n-grams merged, counted as whole phrases."""
+    groups = merge_overlapping(sorted(zs, key=lambda g: (-zs[g], g)), target)
+    counts = {p: min(target[g] for g in parts) for p, parts in groups.items()}
+    best = {p: max(zs[g] for g in parts) for p, parts in groups.items()}
+    ranked = drop_contained(sorted(groups, key=lambda p: (-best[p], p)), counts)
+    n = max(1, len(features))
+    floor = max(config.min_count, config.pattern_min_share * n)
+    prints: list[Fingerprint] = []
+    parts: dict[str, tuple[str, ...]] = {}
+    for p in ranked:
+        comps = set(groups[p])
+        needle = f" {p} "
+        occ = carriers = 0
+        for f in features:
+            if any(comps & g for g in f.thought_grams):
+                c = sum(_spaced(t).count(needle) for t in f.texts)
+                occ += c
+                carriers += c > 0
+        if carriers >= floor:
+            prints.append(Fingerprint(kind="phrase", key=p, count=occ, share=carriers / n,
+                                      z=round(best[p], 3)))
+            parts[p] = tuple(sorted(comps))
+        if len(prints) >= config.max_phrases:
+            break
+    return prints, parts
+
+
+def fit_style(
+    features: Sequence[Features], reference_texts: Iterable[str], config: StyleConfig
+) -> StyleProfile:
+    """Find the fingerprints of a set of trajectories against a reference text."""
+    n = max(1, len(features))
+    sizes = sorted(set(config.ngram_sizes) | set(config.query_ngram_sizes))
+    ref = [mask_names(t) for t in reference_texts]
+    reference = count_ngrams(ref, sizes)
+    ref_words = sum(len(words(t)) for t in ref)
+    target = count_ngrams((t for f in features for t in f.texts), config.ngram_sizes)
+    docs = [(f.qid, frozenset().union(*f.thought_grams)) for f in features]
+    prints, parts = _phrases(features, _over_represented(docs, target, reference, config),
+                             target, config)
+    qtarget = count_ngrams((q for f in features for q, c in zip(f.queries, f.copies) if not c),
+                           config.query_ngram_sizes)
+    qdocs = [(f.qid, frozenset().union(*f.query_grams)) for f in features]
+    qz = _over_represented(qdocs, qtarget, reference, config)
+    qdf = _frequent(qdocs, config)
+    for g in drop_contained(sorted(qz, key=lambda g: (-qz[g], g)), qtarget)[: config.max_phrases]:
+        prints.append(Fingerprint(kind="query", key=g, count=qtarget[g], share=qdf[g] / n,
+                                  z=round(qz[g], 3)))
+    all_openers = Counter(o for f in features for o in f.openers)
+    opened = _frequent([(f.qid, f.openers) for f in features], config)
+    for o, c in sorted(opened.items(), key=lambda kv: (-kv[1], kv[0])):
+        prints.append(Fingerprint(kind="opener", key=o, count=all_openers[o], share=c / n))
+    copied = _frequent([(f.qid, ("copies-question",) if any(f.copies) else ()) for f in features],
+                       config)
+    if copied:
+        prints.append(Fingerprint(kind="query", key="copies-question",
+                                  count=sum(sum(f.copies) for f in features),
+                                  share=copied["copies-question"] / n))
+    sig = Counter(f.signature for f in features)
+    return StyleProfile(fingerprints=tuple(prints),
+                        signature_share={s: c / n for s, c in sig.items()},
+                        phrase_parts=parts, reference_words=ref_words)
+
+
+def trajectory_style(f: Features, profile: StyleProfile, config: StyleConfig) -> TrajectoryStyle:
+    """Style shares, score and carried patterns of one trajectory under a profile."""
+    openers, qpat = profile.patterns("opener"), profile.patterns("query")
+    carried: set[str] = set()
+    hit = 0
+    for text, grams in zip(f.texts, f.thought_grams):
+        spaced = ""
+        found = False
+        for p, comps in profile.phrase_parts.items():
+            if any(g in grams for g in comps):
+                spaced = spaced or _spaced(text)
+                if f" {p} " in spaced:
+                    carried.add(f"phrase:{p}")
+                    found = True
+        hit += found
+    phrase = hit / len(f.thought_grams) if f.thought_grams else 0.0
+    op = [o for o in f.openers if o in openers]
+    carried |= {f"opener:{o}" for o in op}
+    opener_share = len(op) / len(f.openers) if f.openers else 0.0
+    qhit = 0
+    for grams, copy in zip(f.query_grams, f.copies):
+        qfound = grams & qpat
+        copy = copy and "copies-question" in qpat
+        qhit += bool(qfound) or copy
+        carried |= {f"query:{g}" for g in qfound}
+        if copy:
+            carried.add(COPY_PATTERN)
+    query = qhit / len(f.queries) if f.queries else 0.0
+    act = profile.signature_share.get(f.signature, 0.0)
+    w = (config.weight_phrase, config.weight_opener, config.weight_query, config.weight_actions)
+    score = (w[0] * phrase + w[1] * opener_share + w[2] * query + w[3] * act) / (sum(w) or 1.0)
+    return TrajectoryStyle(tid=f.tid, phrase=round(phrase, 6), opener=round(opener_share, 6),
+                           query=round(query, 6), actions=round(act, 6), score=round(score, 6),
+                           patterns=tuple(sorted(carried)))
