@@ -29,7 +29,6 @@ who whom why will with would you your yours one two three first second new old s
 """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _PARENTHETICAL = re.compile(r"\s*\([^()]*\)\s*$")
-_SPACES = re.compile(r"\s+")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -161,7 +160,7 @@ def add_mention_links(
     df: Counter[str] = Counter()
     for d in docs:
         if d.doc_id in scan:
-            mentioned = _mentions(automaton, _SPACES.sub(" ", d.text).casefold())
+            mentioned = _mentions(automaton, " ".join(d.text.split()).casefold())
             found[d.doc_id] = mentioned
             df.update(set(mentioned))
     stats.docs_scanned = len(found)

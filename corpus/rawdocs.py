@@ -8,7 +8,6 @@ source (by key, then by title or alias, case-insensitively) and splits very larg
 from __future__ import annotations
 
 import hashlib
-import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -17,7 +16,6 @@ from hopforge.corpus.problems import CHUNKED, DUPLICATE_ID, EMPTY, Problems
 from hopforge.corpus.records import Document, make_doc_id
 
 DEFAULT_MAX_DOC_CHARS = 200_000
-_SPACES = re.compile(r"\s+")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -37,7 +35,7 @@ class RawDoc:
 
 def name_key(name: str) -> str:
     """The case- and space-insensitive form titles, aliases and references are matched by."""
-    return _SPACES.sub(" ", name).strip().casefold()
+    return " ".join(name.split()).casefold()
 
 
 @dataclass
