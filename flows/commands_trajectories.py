@@ -82,11 +82,10 @@ def config_from_args(args: argparse.Namespace) -> Any:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
     from hopforge.corpus.layout import BuildDir
     from hopforge.flows.run_trajectories import run_trajectories_build
     from hopforge.flows.teacher_options import open_teacher
+    from tqdm import tqdm
 
     config = config_from_args(args)
     teacher = open_teacher(args)

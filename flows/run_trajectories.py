@@ -101,8 +101,8 @@ class _PartWriter:
         line = json.dumps(trajectory.to_row(), ensure_ascii=False, sort_keys=True)
         handle = self.handles.get(index)
         if handle is None:
-            handle = self.handles[index] = open(_journal(self.directory, index), "a",
-                                                encoding="utf-8")
+            path = _journal(self.directory, index)
+            handle = self.handles[index] = path.open("a", encoding="utf-8")
         handle.write(line + "\n")
         handle.flush()
         self.rows.setdefault(index, {})[trajectory.tid] = line
@@ -139,12 +139,13 @@ def _check_run(directory: Path, run_hash: str, force: bool) -> None:
     path = directory / RUN_FILE
     if force:
         clear_parts(directory)
-    elif path.is_file() and json.loads(path.read_text("utf-8")).get("hash") != run_hash:
-        if done_indexes(directory) or any(directory.glob(".part-*.journal.jsonl")):
-            raise HopforgeError(
-                f"{directory} holds trajectories made with other settings, teacher or questions: "
-                "rerun with the same options to continue, or pass --force to start over"
-            )
+        return
+    changed = path.is_file() and json.loads(path.read_text("utf-8")).get("hash") != run_hash
+    if changed and (done_indexes(directory) or any(directory.glob(".part-*.journal.jsonl"))):
+        raise HopforgeError(
+            f"{directory} holds trajectories made with other settings, teacher or questions: "
+            "rerun with the same options to continue, or pass --force to start over"
+        )
 
 
 def run_trajectories_build(

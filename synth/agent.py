@@ -26,6 +26,7 @@ from hopforge.synth.context import (
     parse_checkpoint_json,
 )
 from hopforge.synth.faults import FaultyTools
+from hopforge.synth.openai_format import RAW_ARGUMENTS
 from hopforge.synth.records import Checkpoint, Question, ToolCall, Trajectory, Turn, Usage
 from hopforge.synth.tool_parsing import ParsedCall, ToolCallParseError, parse_completion
 
@@ -82,11 +83,14 @@ def _result_message(parsed: ParsedCall, call_id: str, text: str) -> Message:
 
 
 def _raw(c: Completion) -> str:
-    calls = "".join(
-        "\n" + json.dumps({"name": t.name, "arguments": t.arguments}, ensure_ascii=False)
-        for t in c.tool_calls
-    )
-    return f"{c.text}{calls}" if calls else c.text
+    """The assistant message as produced: its text, then each native call as JSON."""
+    parts = [c.text] if c.text else []
+    for t in c.tool_calls:
+        args: Any = t.arguments
+        if isinstance(args, dict) and set(args) == {RAW_ARGUMENTS}:
+            args = args[RAW_ARGUMENTS]  # undecodable arguments, verbatim as the model wrote them
+        parts.append(json.dumps({"name": t.name, "arguments": args}, ensure_ascii=False))
+    return "\n".join(parts)
 
 
 def _pointer(turn: int, result: ToolResult) -> str:
@@ -225,9 +229,9 @@ async def run_agent(
         if index - last_progress >= config.no_progress_turns:
             run.stop("no_progress", f"no new evidence in the last {config.no_progress_turns} turns")
             break
-        if config.checkpoint_every and (index + 1) % config.checkpoint_every == 0:
-            if not await _checkpoint(run, ctx, complete, index):
-                break
+        due = config.checkpoint_every and (index + 1) % config.checkpoint_every == 0
+        if due and not await _checkpoint(run, ctx, complete, index):
+            break
     else:
         run.stop("max_turns", f"reached max_turns={config.max_turns}")
     return Trajectory(

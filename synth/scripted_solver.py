@@ -25,11 +25,12 @@ from hopforge.synth.records import Question, ToolCall
 
 _DOC_ID = re.compile(r"\[doc_id: ([^\]\s]+)\]")
 _WORD = re.compile(r"[A-Za-z0-9][\w'-]*")
-_STOP = frozenset(
+_STOP_WORDS = (
     "a an the of in on at to for from by with and or is was were are be been it its his her "
     "their this that which who whom whose what when where how why did does do as into than then "
-    "there these those he she they them one also first later most known not".split()
+    "there these those he she they them one also first later most known not"
 )
+_STOP = frozenset(_STOP_WORDS.split())
 _GIVE_UP = "I could not find the answer."
 Act = tuple[str, ToolCall]
 

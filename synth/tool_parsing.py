@@ -152,7 +152,7 @@ def _call_from_json(body: str, raw: str) -> ToolCall:
         raise MalformedToolCall(
             f'The tool call has no "name". Write {_EXAMPLE}.', raw
         )
-    args_value = next((obj[k] for k in _ARG_KEYS if k in obj), {})
+    args_value: Any = next((obj[k] for k in _ARG_KEYS if k in obj), {})
     return ToolCall(name=name.strip(), arguments=_arguments_object(args_value, raw))
 
 

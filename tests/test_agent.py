@@ -5,7 +5,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.tools import ToolBox
 from hopforge.synth import prompts

@@ -5,7 +5,6 @@ from collections import Counter
 from typing import Any
 
 import pytest
-
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.tools import ToolBox, ToolResult
 from hopforge.synth.faults import (

@@ -3,7 +3,6 @@ import json
 from typing import Any
 
 import pytest
-
 from hopforge.corpus.errors import HopforgeError
 from hopforge.synth import prompts
 from hopforge.synth.faults import FaultConfig

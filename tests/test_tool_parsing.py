@@ -1,5 +1,4 @@
 import pytest
-
 from hopforge.synth.chat import Completion
 from hopforge.synth.openai_format import RAW_ARGUMENTS
 from hopforge.synth.records import ToolCall
