@@ -13,12 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from hopforge.corpus.dictd import dictd_files
+from hopforge.corpus.jsonl_docs import TEXT_FIELDS
 from hopforge.corpus.mentions import MentionConfig, add_mention_links
 from hopforge.corpus.problems import IngestError, Problems, UnknownFormatError
 from hopforge.corpus.rawdocs import DEFAULT_MAX_DOC_CHARS, ParagraphKeys, RawDoc, assemble
 from hopforge.corpus.records import Document
 from hopforge.corpus.stats import corpus_stats
-from hopforge.corpus.textio import iter_json_object, peek_text, plain_suffix
+from hopforge.corpus.textio import iter_json_object, parquet_columns, peek_text, plain_suffix
 
 log = logging.getLogger(__name__)
 
@@ -59,10 +60,9 @@ class IngestResult:
 
 def _reader(fmt: str) -> Reader:
     if fmt in ("jsonl", "parquet"):
-        from hopforge.corpus import jsonl_docs
+        from hopforge.corpus.jsonl_docs import read_docs
 
-        fn = jsonl_docs.read_json_docs if fmt == "jsonl" else jsonl_docs.read_parquet_docs
-        return lambda p, s, pr, k: fn(p, source=s, problems=pr, keys=k)
+        return lambda p, s, pr, k: read_docs(p, source=s, problems=pr, keys=k)
     if fmt == "dictd":
         from hopforge.corpus.dictd import read_dictd
 
@@ -104,7 +104,7 @@ def classify_record(record: Any, path: Path, *, whole_file: bool = False) -> str
             return "hotpotqa"
         if "paragraphs" in record:
             return "musique"
-        if any(k in record for k in ("text", "contents", "body")):
+        if any(k in record for k in TEXT_FIELDS):
             return "jsonl"
         if whole_file and record and all(isinstance(v, (list, str)) for v in record.values()):
             return "title-sentences"
@@ -146,6 +146,20 @@ def _sniff_json(path: Path) -> str:
     )
 
 
+def _parquet_format(path: Path) -> str:
+    columns = set(parquet_columns(path))
+    if "context" in columns:
+        return "hotpotqa"
+    if "paragraphs" in columns:
+        return "musique"
+    if columns & set(TEXT_FIELDS):
+        return "parquet"
+    raise UnknownFormatError(
+        f"{path}: no text column (columns: {', '.join(sorted(columns))}). A document table needs "
+        f"'title' and one of {', '.join(TEXT_FIELDS)}; question tables need 'context' or 'paragraphs'."
+    )
+
+
 def detect_format(path: Path) -> str:
     """The format of one source path (see FORMATS)."""
     if path.is_dir():
@@ -154,7 +168,7 @@ def detect_format(path: Path) -> str:
         return "dictd"
     suffix = plain_suffix(path)
     if suffix == ".parquet":
-        return "parquet"
+        return _parquet_format(path)
     if suffix == ".xml" or peek_text(path, 4096).lstrip().startswith("<mediawiki"):
         return "mediawiki"
     if suffix in TEXT_SUFFIXES:

@@ -1,4 +1,4 @@
-"""Documents as JSONL, a JSON list, or Parquet: `{"id"?, "title", "text", "url"?, "aliases"?, "links"?}`.
+"""Documents as JSONL, a JSON list, or Parquet rows: `{"id"?, "title", "text", "url"?, "aliases"?, "links"?}`.
 
 `links` name other documents of the same source by id or by title. Records without an id are
 keyed by title (plain paragraph lists like `[{"title", "text"}]`); identical title+text pairs
@@ -11,9 +11,9 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from hopforge.corpus.problems import IngestError, Problems, where
+from hopforge.corpus.problems import Problems
 from hopforge.corpus.rawdocs import ParagraphKeys, RawDoc
-from hopforge.corpus.textio import iter_json_records
+from hopforge.corpus.textio import iter_records
 
 ID_FIELDS = ("id", "_id", "doc_id")
 TEXT_FIELDS = ("text", "contents", "body")
@@ -79,43 +79,11 @@ def record_to_raw(
     )
 
 
-def read_json_docs(
+def read_docs(
     path: Path, *, source: str, problems: Problems, keys: ParagraphKeys
 ) -> Iterator[RawDoc]:
-    """Documents of a JSONL file or a JSON list file."""
-    for lineno, record in iter_json_records(path, problems):
-        raw = record_to_raw(
-            record, source=source, at=where(path, lineno), problems=problems, keys=keys
-        )
+    """Documents of a JSONL file, a JSON list file or a Parquet table."""
+    for at, record in iter_records(path, problems):
+        raw = record_to_raw(record, source=source, at=at, problems=problems, keys=keys)
         if raw is not None:
             yield raw
-
-
-def read_parquet_docs(
-    path: Path, *, source: str, problems: Problems, keys: ParagraphKeys
-) -> Iterator[RawDoc]:
-    """Documents of a Parquet file with the same columns as the JSON records."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    try:
-        pf = pq.ParquetFile(path)
-    except (OSError, pa.ArrowException) as exc:
-        raise IngestError(
-            f"{path}: not a readable Parquet file ({exc}). Check that it is complete."
-        ) from exc
-    names = set(pf.schema_arrow.names)
-    if not names & set(TEXT_FIELDS):
-        raise IngestError(
-            f"{path}: no text column (columns: {', '.join(sorted(names))}). "
-            f"A document table needs 'title' and one of {', '.join(TEXT_FIELDS)}."
-        )
-    row = 0
-    for batch in pf.iter_batches(batch_size=4096):
-        for record in batch.to_pylist():
-            row += 1
-            raw = record_to_raw(
-                record, source=source, at=f"{path}:row {row}", problems=problems, keys=keys
-            )
-            if raw is not None:
-                yield raw

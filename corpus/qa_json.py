@@ -13,7 +13,7 @@ from typing import Any
 
 from hopforge.corpus.problems import Problems, where
 from hopforge.corpus.rawdocs import ParagraphKeys, RawDoc
-from hopforge.corpus.textio import iter_json_object, iter_json_records, read_text
+from hopforge.corpus.textio import iter_json_object, iter_records, read_text
 
 _HOTPOT_FIX = (
     'HotpotQA records need "context": [[title, [sentences]], ...] or '
@@ -82,9 +82,8 @@ def _paragraph(
 def read_hotpotqa(
     path: Path, *, source: str, problems: Problems, keys: ParagraphKeys
 ) -> Iterator[RawDoc]:
-    """Context paragraphs of HotpotQA-style question records (JSON list or JSONL)."""
-    for lineno, record in iter_json_records(path, problems):
-        at = where(path, lineno)
+    """Context paragraphs of HotpotQA-style question records (JSON list, JSONL or Parquet)."""
+    for at, record in iter_records(path, problems):
         paragraphs = hotpot_paragraphs(record)
         if isinstance(paragraphs, str):
             problems.malformed(at, paragraphs, _HOTPOT_FIX)
@@ -98,9 +97,8 @@ def read_hotpotqa(
 def read_musique(
     path: Path, *, source: str, problems: Problems, keys: ParagraphKeys
 ) -> Iterator[RawDoc]:
-    """Paragraphs of MuSiQue records (JSON list or JSONL)."""
-    for lineno, record in iter_json_records(path, problems):
-        at = where(path, lineno)
+    """Paragraphs of MuSiQue records (JSON list, JSONL or Parquet)."""
+    for at, record in iter_records(path, problems):
         paragraphs = record.get("paragraphs") if isinstance(record, Mapping) else None
         if not isinstance(paragraphs, list):
             problems.malformed(at, "no 'paragraphs' list", _MUSIQUE_FIX)

@@ -83,15 +83,28 @@ def read_text(path: Path, problems: Problems) -> str:
     return decode_text(read_bytes(path), path, problems)
 
 
+def _binary_lines(path: Path) -> Iterator[bytes]:
+    """Lines of a (possibly compressed) file as bytes, streamed; damage raises IngestError."""
+    lineno = 0
+    try:
+        with open_binary(path) as fh:
+            for lineno, raw in enumerate(fh, 1):
+                yield raw
+    except (OSError, EOFError, lzma.LZMAError) as exc:
+        raise IngestError(
+            f"{where(path, lineno + 1)}: could not read on ({exc}). Check that the file is complete "
+            "and that its suffix matches its compression (.gz, .bz2, .xz, .zst or none)."
+        ) from exc
+
+
 def iter_jsonl(path: Path, problems: Problems) -> Iterator[tuple[int, Any]]:
     """(line number, value) for each non-blank line; bad JSON is reported and skipped."""
-    data = read_bytes(path)
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    for lineno, raw in enumerate(data.split(b"\n"), 1):
+    for lineno, raw in enumerate(_binary_lines(path), 1):
+        if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
         if not raw.strip():
             continue
-        line = decode_line(raw, where(path, lineno), problems)
+        line = decode_line(raw.rstrip(b"\r\n"), where(path, lineno), problems)
         try:
             value = json.loads(line)
         except json.JSONDecodeError as exc:
@@ -199,6 +212,41 @@ def iter_json_records(path: Path, problems: Problems) -> Iterator[tuple[int, Any
         yield from iter_json_array(read_text(path, problems), path, problems)
     else:
         yield from iter_jsonl(path, problems)
+
+
+def parquet_columns(path: Path) -> list[str]:
+    """Column names of a Parquet file."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        return list(pq.read_schema(path).names)
+    except (OSError, pa.ArrowException) as exc:
+        raise IngestError(
+            f"{path}: not a readable Parquet file ({exc}). Check that it is complete."
+        ) from exc
+
+
+def iter_records(path: Path, problems: Problems) -> Iterator[tuple[str, Any]]:
+    """(location, record) of a JSONL file, a JSON list file or a Parquet table (rows as dicts)."""
+    if plain_suffix(path) != ".parquet":
+        for lineno, record in iter_json_records(path, problems):
+            yield where(path, lineno), record
+        return
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        pf = pq.ParquetFile(path)
+    except (OSError, pa.ArrowException) as exc:
+        raise IngestError(
+            f"{path}: not a readable Parquet file ({exc}). Check that it is complete."
+        ) from exc
+    row = 0
+    for batch in pf.iter_batches(batch_size=4096):
+        for record in batch.to_pylist():
+            row += 1
+            yield f"{path}:row {row}", record
 
 
 def peek_text(path: Path, size: int = 1 << 16) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pyarrow as pa
@@ -114,6 +115,25 @@ def test_hotpotqa_both_layouts_and_title_sentences_give_the_same_paragraphs() ->
     assert results[1].stats["problems"]["malformed"] == 1
     assert "hotpot_hf.jsonl:2:" in results[1].problems[0]
     assert "title_sentences.json:13:" in results[2].problems[0]
+
+
+def test_hotpotqa_and_musique_as_parquet_tables(tmp_path: Path) -> None:
+    lines = (DATA / "hotpot_hf.jsonl").read_text().splitlines()
+    rows = [
+        {"id": r["_id"], "context": r["context"]}
+        for r in map(json.loads, lines)
+        if r["_id"] != "bad"
+    ]
+    path = tmp_path / "hotpot.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), path)  # the Hugging Face layout
+    assert detect_format(path) == "hotpotqa"
+    expected = ingest_paths([DATA / "hotpot_hf.jsonl"], source_name="h").documents
+    assert ingest_paths([path], source_name="h").documents == expected
+    mus = [json.loads(line) for line in (DATA / "musique.jsonl").read_text().splitlines()]
+    path = tmp_path / "musique.parquet"
+    pq.write_table(pa.Table.from_pylist(mus), path)
+    assert detect_format(path) == "musique"
+    assert [d.title for d in ingest_paths([path]).documents] == ["Marrow River", "Tessel Hills"]
 
 
 def test_paragraph_lists_deduplicate_by_title_and_text() -> None:

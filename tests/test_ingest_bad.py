@@ -8,6 +8,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from hopforge.corpus.ingest import ingest_paths
 from hopforge.corpus.problems import IngestError, MalformedRecordError, Problems, UnknownFormatError
@@ -126,9 +128,15 @@ def test_damaged_or_unknown_files_raise_errors_that_name_the_file(tmp_path: Path
     with pytest.raises(UnknownFormatError, match="Use one of: jsonl, parquet, dictd"):
         ingest_paths([DATA / "docs.jsonl"], fmt="csv")
     damaged = tmp_path / "docs.jsonl.gz"
-    damaged.write_bytes(gzip.compress(b'{"title": "A", "text": "B"}\n' * 50)[:40])
-    with pytest.raises(IngestError, match=r"docs\.jsonl\.gz: could not read it"):
+    lines = b"".join(b'{"title": "T%d", "text": "B"}\n' % i for i in range(20_000))
+    packed = gzip.compress(lines)
+    damaged.write_bytes(packed[: len(packed) // 2])
+    with pytest.raises(IngestError, match=r"docs\.jsonl\.gz:\d+: could not read on"):
         ingest_paths([damaged], fmt="jsonl")
+    table = tmp_path / "table.parquet"
+    pq.write_table(pa.table({"name": ["a"]}), table)
+    with pytest.raises(UnknownFormatError, match="no text column \\(columns: name\\)"):
+        ingest_paths([table])
     odd = tmp_path / "odd.json"
     odd.write_text('[{"question": "no context"}]', encoding="utf-8")
     with pytest.raises(UnknownFormatError, match="keys: question"):
