@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from hopforge.corpus.dictd import dictd_files
+from hopforge.corpus.folder import SUFFIXES as TEXT_SUFFIXES
 from hopforge.corpus.jsonl_docs import TEXT_FIELDS
 from hopforge.corpus.mentions import MentionConfig, add_mention_links
 from hopforge.corpus.problems import IngestError, Problems, UnknownFormatError
@@ -45,13 +46,12 @@ FORMAT_ALIASES = {
     "wiki": "mediawiki",
 }
 MENTION_MODES = ("auto", "always", "never")
-TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm")
 Reader = Callable[[Path, str, Problems, ParagraphKeys], Iterable[RawDoc]]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class IngestResult:
-    """Documents read from the sources, their stats, and a description of every problem."""
+    """Documents read from the sources, their stats, and problem descriptions (stats count all)."""
 
     documents: list[Document]
     stats: dict[str, Any]
