@@ -9,7 +9,7 @@ from typing import Any
 
 def make_doc_id(source: str, key: str) -> str:
     """Stable document id: a hash of the source name and the document's key within it."""
-    digest = hashlib.sha1(f"{source}\x00{key}".encode("utf-8")).hexdigest()
+    digest = hashlib.sha1(f"{source}\x00{key}".encode()).hexdigest()
     return digest[:16]
 
 
