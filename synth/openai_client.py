@@ -1,6 +1,6 @@
 """`OpenAIChatModel`: the `ChatModel` for `vllm serve` and any OpenAI-compatible server.
 
-One shared `httpx.AsyncClient` (pooled keep-alive connections) serves every call. At most
+Pooled keep-alive connections (`connection_pools.PoolSet`) serve every call. At most
 `concurrency` requests are in flight in total; each goes to the replica (base URL) with the
 fewest requests in flight, ties taken in turn. Connection errors, timeouts, 429 and 5xx are
 retried with capped, jittered exponential backoff (a `Retry-After` header wins); a failing
@@ -28,6 +28,7 @@ from hopforge.synth.chat import (
     ModelError,
     ModelResponseError,
 )
+from hopforge.synth.connection_pools import PoolSet
 from hopforge.synth.openai_errors import Failure, request_error, unavailable_error
 from hopforge.synth.openai_format import (
     STRUCTURED_OUTPUT_MODES,
@@ -72,6 +73,7 @@ class OpenAIChatModel:
         tool_choice: str | None = None,
         extra_body: Mapping[str, Any] | None = None,
         seed: int | None = None,
+        pool_shard_size: int = 16,
     ) -> None:
         urls = [base_urls] if isinstance(base_urls, str) else list(base_urls)
         urls = [u.strip().rstrip("/") for u in urls if u and u.strip()]
@@ -122,8 +124,9 @@ class OpenAIChatModel:
         )
         self._rng = random.Random(seed)
         self._turn = 0  # round-robin position among equally loaded replicas
+        self._pool_shard_size = pool_shard_size
         self._sem: asyncio.Semaphore | None = None
-        self._client: httpx.AsyncClient | None = None
+        self._pools: PoolSet | None = None
 
     def __repr__(self) -> str:  # no API key here, ever
         urls = ", ".join(r.url for r in self.replicas)
@@ -134,7 +137,7 @@ class OpenAIChatModel:
         return [r.url for r in self.replicas]
 
     async def __aenter__(self) -> Self:
-        self._http()
+        self._connections()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -142,21 +145,22 @@ class OpenAIChatModel:
 
     async def aclose(self) -> None:
         """Close the pooled connections; the model can be used again afterwards."""
-        client, self._client = self._client, None
+        pools, self._pools = self._pools, None
         self._sem = None
-        if client is not None:
-            await client.aclose()
+        if pools is not None:
+            await pools.aclose()
 
-    def _http(self) -> httpx.AsyncClient:
-        if self._client is None:
-            limits = httpx.Limits(
-                max_connections=self.concurrency + len(self.replicas),
-                max_keepalive_connections=self.concurrency + len(self.replicas),
-            )
+    def _connections(self) -> PoolSet:
+        if self._pools is None:
             headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
-            self._client = httpx.AsyncClient(timeout=self._timeout, limits=limits, headers=headers)
+            self._pools = PoolSet(
+                max_in_flight=self.concurrency,
+                timeout=self._timeout,
+                headers=headers,
+                shard_size=self._pool_shard_size,
+            )
             self._sem = asyncio.Semaphore(self.concurrency)
-        return self._client
+        return self._pools
 
     def for_stage(self, stage: str) -> StageModel:
         """A view of this model that also adds its token usage to `usage_by_stage[stage]`."""
@@ -194,12 +198,13 @@ class OpenAIChatModel:
 
     async def check(self) -> dict[str, list[str]]:
         """Models each replica serves (`GET /models`); `ModelUnavailable` if none answers."""
-        client = self._http()
+        pools = self._connections()
         served: dict[str, list[str]] = {}
         failures: list[Failure] = []
         for replica in self.replicas:
             try:
-                response = await client.get(f"{replica.url}/models")
+                async with pools.client(replica.url) as client:
+                    response = await client.get(f"{replica.url}/models")
                 response.raise_for_status()
                 data = response.json().get("data") or []
                 served[replica.url] = [str(m.get("id")) for m in data if isinstance(m, dict)]
@@ -230,7 +235,7 @@ class OpenAIChatModel:
             self.usage_by_stage[stage] = _add(self.usage_by_stage.get(stage, Usage()), completion)
 
     async def _post_with_retries(self, body: dict[str, Any]) -> Completion:
-        self._http()
+        self._connections()
         assert self._sem is not None
         loop = asyncio.get_running_loop()
         failures: list[Failure] = []
@@ -266,7 +271,8 @@ class OpenAIChatModel:
         url = f"{replica.url}/chat/completions"
         started = time.perf_counter()
         try:
-            response = await self._http().post(url, json=body)
+            async with self._connections().client(replica.url) as client:
+                response = await client.post(url, json=body)
         except httpx.ConnectTimeout:
             problem = f"ConnectTimeout: no connection within {self._timeout.connect:g}s"
             raise _Retryable(Failure(url=replica.url, problem=problem)) from None

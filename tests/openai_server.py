@@ -16,16 +16,16 @@ root on `sys.path`), or use the `openai_server` fixture.
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import dataclasses
+import http
 import json
-import socket
 import threading
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
 
@@ -158,115 +158,286 @@ def _count_words(value: Any) -> int:
     return 0
 
 
+class Headers(dict[str, str]):
+    """Request headers; lookups ignore case (`h["authorization"] == h["Authorization"]`)."""
+
+    def __getitem__(self, key: str) -> str:
+        return super().__getitem__(self._key(key))
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and super().__contains__(self._key(key))
+
+    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+        return super().get(self._key(key), default)
+
+    @staticmethod
+    def _key(key: str) -> str:
+        return "-".join(part.capitalize() for part in key.strip().split("-"))
+
+    @classmethod
+    def of(cls, pairs: list[tuple[str, str]]) -> Headers:
+        return cls({cls._key(k): v for k, v in pairs})
+
+
 @dataclass(slots=True)
 class Recorded:
     """One request as the server saw it."""
 
     method: str
     path: str
-    headers: dict[str, str]
+    headers: Headers
     body: Any  # decoded JSON, or the raw text when it was not JSON
     at: float = field(default_factory=time.monotonic)  # when it arrived (time.monotonic)
     reply: Reply | None = None
 
 
-@dataclass(slots=True)
-class _State:
-    model: str
-    queue: collections.deque[Reply] = field(default_factory=collections.deque)
-    handler: Callable[[dict[str, Any]], Reply] = echo_handler
-    recorded: list[Recorded] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    stop: threading.Event = field(default_factory=threading.Event)
-    in_flight: int = 0
-    max_in_flight: int = 0
-    sockets: set[socket.socket] = field(default_factory=set)
+_NOT_FOUND = (404, b'{"error": {"message": "not found"}}', ())
+_CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
+_MODEL_PATHS = ("/v1/models", "/models")
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # keep-alive, so a client's connection pool is exercised
-    server: _Server
+class OpenAITestServer:
+    """An OpenAI-compatible server on 127.0.0.1 (a free port), run in a background thread.
 
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
+    It is an asyncio server on its own event loop, so hundreds of open connections cost no
+    threads; handlers (`set_handler`) run on that loop and must not block.
+    """
 
-    def setup(self) -> None:
-        super().setup()
-        with self.server.state.lock:
-            self.server.state.sockets.add(self.connection)
+    def __init__(self, *, model: str = "test-model") -> None:
+        self.model = model
+        self._queue: collections.deque[Reply] = collections.deque()
+        self._handler: Callable[[dict[str, Any]], Reply] = echo_handler
+        self._recorded: list[Recorded] = []
+        self._lock = threading.Lock()
+        self._in_flight = 0
+        self._max_in_flight = 0
+        self._port = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._server: asyncio.Server | None = None
+        self._stopping: asyncio.Event | None = None
+        self._connections: set[asyncio.Task[None]] = set()
 
-    def finish(self) -> None:
-        with self.server.state.lock:
-            self.server.state.sockets.discard(self.connection)
+    @property
+    def port(self) -> int:
+        if not self._port:
+            raise RuntimeError("the test server is not running; use it as a context manager")
+        return self._port
+
+    @property
+    def base_url(self) -> str:
+        """E.g. `http://127.0.0.1:PORT/v1`."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def recorded(self) -> list[Recorded]:
+        """Every request so far (chat completions and others), in arrival order."""
+        with self._lock:
+            return list(self._recorded)
+
+    @property
+    def requests(self) -> list[Any]:
+        """JSON bodies of the chat-completion requests, in arrival order."""
+        return [r.body for r in self.recorded if r.method == "POST"]
+
+    @property
+    def headers(self) -> list[Headers]:
+        """Headers of the chat-completion requests, in arrival order."""
+        return [r.headers for r in self.recorded if r.method == "POST"]
+
+    @property
+    def max_in_flight(self) -> int:
+        """The most chat-completion requests the server was answering at one time."""
+        return self._max_in_flight
+
+    def enqueue(self, *replies: Reply) -> None:
+        """Queue replies; each request takes the next one (FIFO) before the handler is used."""
+        with self._lock:
+            self._queue.extend(replies)
+
+    def set_handler(self, fn: Callable[[dict[str, Any]], Reply]) -> None:
+        """Answer requests with `fn(request_json)` whenever the queue is empty."""
+        self._handler = fn
+
+    def reset(self) -> None:
+        """Forget recorded requests, queued replies and the in-flight maximum; echo again."""
+        with self._lock:
+            self._recorded.clear()
+            self._queue.clear()
+            self._max_in_flight = 0
+            self._handler = echo_handler
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    def start(self) -> Self:
+        """Bind a free port and serve from a background thread."""
+        ready = threading.Event()
+        failure: list[BaseException] = []
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._run, args=(ready, failure), name="openai-test-server", daemon=True
+        )
+        self._thread.start()
+        ready.wait()
+        if failure:
+            self._thread.join()
+            raise failure[0]
+        return self
+
+    def stop(self) -> None:
+        """Stop serving, cut stalled replies short, and close every connection."""
+        if self._loop is None or self._thread is None:
+            return
+        if self._server is not None:
+            asyncio.run_coroutine_threadsafe(self._shutdown(), self._loop).result(timeout=10)
+            self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
+        self._loop = self._thread = self._server = None
+        self._port = 0
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _run(self, ready: threading.Event, failure: list[BaseException]) -> None:
+        loop = self._loop
+        assert loop is not None
+        asyncio.set_event_loop(loop)
         try:
-            super().finish()
-        except OSError:
+            self._stopping = asyncio.Event()
+            self._server = loop.run_until_complete(
+                asyncio.start_server(self._serve, "127.0.0.1", 0, backlog=1024)
+            )
+            self._port = int(self._server.sockets[0].getsockname()[1])
+        except BaseException as exc:  # noqa: BLE001 - handed to the starting thread
+            failure.append(exc)
+            loop.close()
+            ready.set()
+            return
+        ready.set()
+        try:
+            loop.run_forever()
+        finally:
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
+
+    async def _shutdown(self) -> None:
+        assert self._server is not None and self._stopping is not None
+        self._stopping.set()
+        self._server.close()
+        for task in list(self._connections):
+            task.cancel()
+        await asyncio.gather(*self._connections, return_exceptions=True)
+        await self._server.wait_closed()
+
+    # --- HTTP --------------------------------------------------------------------------------
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._connections.add(task)
+        try:
+            while await self._one_request(reader, writer):
+                pass
+        except (ConnectionError, asyncio.IncompleteReadError, ValueError, asyncio.CancelledError):
             pass
+        finally:
+            self._connections.discard(task)
+            writer.close()
+            try:
+                await writer.wait_closed()
+            except (ConnectionError, asyncio.CancelledError):
+                pass
 
-    def do_GET(self) -> None:
-        state = self.server.state
-        self._record(None)
-        if self.path.rstrip("/") in ("/v1/models", "/models"):
-            models = {"object": "list", "data": [{"id": state.model, "object": "model"}]}
-            self._send(200, json.dumps(models).encode(), ())
-        else:
-            self._send(404, b'{"error": {"message": "not found"}}', ())
-
-    def do_POST(self) -> None:
-        state = self.server.state
-        length = int(self.headers.get("Content-Length") or 0)
-        text = self.rfile.read(length).decode("utf-8", "replace")
+    async def _one_request(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> bool:
+        """Read and answer one request; False when the connection should close."""
+        line = await reader.readline()
+        if not line.strip():
+            return False
+        method, target, _version = line.decode("latin-1").split()
+        pairs = []
+        while (header := await reader.readline()) not in (b"\r\n", b"\n", b""):
+            name, _, value = header.decode("latin-1").partition(":")
+            pairs.append((name.strip(), value.strip()))
+        headers = Headers.of(pairs)
+        length = int(headers.get("content-length") or 0)
+        raw = (await reader.readexactly(length)).decode("utf-8", "replace") if length else ""
         try:
-            body = json.loads(text)
+            body: Any = json.loads(raw) if raw else None
         except json.JSONDecodeError:
-            body = text
-        recorded = self._record(body)
-        if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
-            self._send(404, b'{"error": {"message": "not found"}}', ())
-            return
-        if not isinstance(body, dict):
-            self._send(400, b'{"error": {"message": "request body is not a JSON object"}}', ())
-            return
-        with state.lock:
-            reply = state.queue.popleft() if state.queue else None
-            state.in_flight += 1
-            state.max_in_flight = max(state.max_in_flight, state.in_flight)
+            body = raw
+        recorded = Recorded(method, target, headers, body)
+        with self._lock:
+            self._recorded.append(recorded)
+        path = target.split("?")[0].rstrip("/")
+        if method == "GET" and path in _MODEL_PATHS:
+            models = {"object": "list", "data": [{"id": self.model, "object": "model"}]}
+            answer: tuple[int, bytes, tuple[tuple[str, str], ...]] | None = (
+                200,
+                json.dumps(models).encode(),
+                (),
+            )
+        elif method == "POST" and path in _CHAT_PATHS:
+            answer = await self._chat(recorded)
+        else:
+            answer = _NOT_FOUND
+        if answer is None:  # hang up without an answer
+            return False
+        status, payload, extra = answer
+        _write(writer, status, payload, extra)
+        await writer.drain()
+        return headers.get("connection", "").lower() != "close"
+
+    async def _chat(
+        self, recorded: Recorded
+    ) -> tuple[int, bytes, tuple[tuple[str, str], ...]] | None:
+        if not isinstance(recorded.body, dict):
+            return 400, b'{"error": {"message": "request body is not a JSON object"}}', ()
+        with self._lock:
+            reply = self._queue.popleft() if self._queue else None
+        self._in_flight += 1
+        self._max_in_flight = max(self._max_in_flight, self._in_flight)
         try:
             if reply is None:
-                reply = state.handler(body)
+                try:
+                    reply = self._handler(recorded.body)
+                except Exception as exc:  # noqa: BLE001 - a broken handler answers 500
+                    detail = {"error": {"message": f"test handler failed: {exc!r}"}}
+                    return 500, json.dumps(detail).encode(), ()
             recorded.reply = reply
-            self._answer(reply, body)
+            return await self._answer(reply, recorded.body)
         finally:
-            with state.lock:
-                state.in_flight -= 1
+            self._in_flight -= 1
 
-    def _record(self, body: Any) -> Recorded:
-        recorded = Recorded(self.command, self.path, dict(self.headers.items()), body)
-        with self.server.state.lock:
-            self.server.state.recorded.append(recorded)
-        return recorded
-
-    def _answer(self, reply: Reply, request: dict[str, Any]) -> None:
-        stop = self.server.state.stop
-        if reply.delay_s and stop.wait(reply.delay_s):
-            self.close_connection = True
-            return
+    async def _answer(
+        self, reply: Reply, request: dict[str, Any]
+    ) -> tuple[int, bytes, tuple[tuple[str, str], ...]] | None:
+        if reply.delay_s and await self._sleep(reply.delay_s):
+            return None
         if reply.hang_s is not None:
-            stop.wait(reply.hang_s)
-            if reply.then is None or stop.is_set():
-                self.close_connection = True  # hang up without an answer
-                return
-            self._answer(reply.then, request)
-            return
+            if await self._sleep(reply.hang_s) or reply.then is None:
+                return None
+            return await self._answer(reply.then, request)
         if reply.verbatim:
-            self._send(reply.status, str(reply.body).encode(), reply.headers)
-        elif reply.status != 200:
-            self._send(reply.status, json.dumps(reply.body).encode(), reply.headers)
-        else:
-            self._send(200, json.dumps(self._completion(reply, request)).encode(), reply.headers)
+            return reply.status, str(reply.body).encode(), reply.headers
+        if reply.status != 200:
+            return reply.status, json.dumps(reply.body).encode(), reply.headers
+        return 200, json.dumps(self._completion(reply, request)).encode(), reply.headers
+
+    async def _sleep(self, seconds: float) -> bool:
+        """Sleep; True if the server began stopping meanwhile."""
+        assert self._stopping is not None
+        try:
+            await asyncio.wait_for(self._stopping.wait(), timeout=seconds)
+        except TimeoutError:
+            return False
+        return True
 
     def _completion(self, reply: Reply, request: dict[str, Any]) -> dict[str, Any]:
-        model = request.get("model") or self.server.state.model
         if reply.usage is not None:
             prompt, completion = reply.usage
         else:
@@ -281,7 +452,7 @@ class _Handler(BaseHTTPRequestHandler):
             "id": f"chatcmpl-{uuid.uuid4().hex[:16]}",
             "object": "chat.completion",
             "created": int(time.time()),
-            "model": model,
+            "model": request.get("model") or self.model,
             "choices": choices,
             "usage": {
                 "prompt_tokens": prompt,
@@ -290,122 +461,39 @@ class _Handler(BaseHTTPRequestHandler):
             },
         }
 
-    def _send(self, status: int, payload: bytes, headers: tuple[tuple[str, str], ...]) -> None:
-        try:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            for name, value in headers:
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(payload)
-        except OSError:  # the client went away (e.g. it timed out)
-            self.close_connection = True
+
+def _write(
+    writer: asyncio.StreamWriter, status: int, payload: bytes, extra: tuple[tuple[str, str], ...]
+) -> None:
+    try:
+        phrase = http.HTTPStatus(status).phrase
+    except ValueError:
+        phrase = "Unknown"
+    lines = [
+        f"HTTP/1.1 {status} {phrase}",
+        "Content-Type: application/json",
+        f"Content-Length: {len(payload)}",
+        *(f"{name}: {value}" for name, value in extra),
+    ]
+    writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + payload)
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
-    request_queue_size = 1024  # many clients connect at once in the concurrency benchmark
-    state: _State
+def main(argv: list[str] | None = None) -> int:
+    """Serve echo replies (with optional added latency) until stdin closes; print the base URL."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(prog="python -m tests.openai_server", description=main.__doc__)
+    parser.add_argument("--delay", type=float, default=0.0, help="added latency per reply (s)")
+    parser.add_argument("--model", default="test-model", help="model name the server reports")
+    args = parser.parse_args(argv)
+    with OpenAITestServer(model=args.model) as server:
+        if args.delay > 0:
+            server.set_handler(lambda request: Reply.delay(args.delay, echo_handler(request)))
+        print(server.base_url, flush=True)
+        sys.stdin.read()  # runs until the parent closes our stdin
+    return 0
 
 
-class OpenAITestServer:
-    """An OpenAI-compatible server on 127.0.0.1 (a free port), run in a background thread."""
-
-    def __init__(self, *, model: str = "test-model") -> None:
-        self._state = _State(model=model)
-        self._httpd: _Server | None = None
-        self._thread: threading.Thread | None = None
-
-    @property
-    def model(self) -> str:
-        return self._state.model
-
-    @property
-    def port(self) -> int:
-        if self._httpd is None:
-            raise RuntimeError("the test server is not running; use it as a context manager")
-        return int(self._httpd.server_address[1])
-
-    @property
-    def base_url(self) -> str:
-        """E.g. `http://127.0.0.1:PORT/v1`."""
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    @property
-    def recorded(self) -> list[Recorded]:
-        """Every request so far (chat completions and others), in arrival order."""
-        with self._state.lock:
-            return list(self._state.recorded)
-
-    @property
-    def requests(self) -> list[Any]:
-        """JSON bodies of the chat-completion requests, in arrival order."""
-        return [r.body for r in self.recorded if r.method == "POST"]
-
-    @property
-    def headers(self) -> list[dict[str, str]]:
-        """Headers of the chat-completion requests, in arrival order."""
-        return [r.headers for r in self.recorded if r.method == "POST"]
-
-    @property
-    def max_in_flight(self) -> int:
-        """The most chat-completion requests the server was answering at one time."""
-        return self._state.max_in_flight
-
-    def enqueue(self, *replies: Reply) -> None:
-        """Queue replies; each request takes the next one (FIFO) before the handler is used."""
-        with self._state.lock:
-            self._state.queue.extend(replies)
-
-    def set_handler(self, fn: Callable[[dict[str, Any]], Reply]) -> None:
-        """Answer requests with `fn(request_json)` whenever the queue is empty."""
-        self._state.handler = fn
-
-    def reset(self) -> None:
-        """Forget recorded requests, queued replies and the in-flight maximum; echo again."""
-        with self._state.lock:
-            self._state.recorded.clear()
-            self._state.queue.clear()
-            self._state.max_in_flight = 0
-            self._state.handler = echo_handler
-
-    def start(self) -> Self:
-        """Bind a free port and serve in a background thread."""
-        httpd = _Server(("127.0.0.1", 0), _Handler)
-        httpd.state = self._state
-        self._httpd = httpd
-        self._thread = threading.Thread(
-            target=httpd.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name=f"openai-test-server-{self.port}",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving, wake stalled replies, and close every socket."""
-        if self._httpd is None:
-            return
-        self._state.stop.set()
-        self._httpd.shutdown()
-        with self._state.lock:
-            open_sockets = list(self._state.sockets)
-        for sock in open_sockets:  # wake handler threads waiting on idle keep-alive connections
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-        self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._httpd = None
-        self._thread = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+if __name__ == "__main__":
+    raise SystemExit(main())
