@@ -15,9 +15,21 @@ from hopforge.export.records import Distributions
 
 LICENCE_KEYS = ("licence", "license", "licenses", "licences")
 HF_LICENCES = {
-    "apache-2.0", "mit", "cc0-1.0", "cc-by-4.0", "cc-by-sa-3.0", "cc-by-sa-4.0", "cc-by-nc-4.0",
-    "gfdl", "odc-by", "odbl", "pddl", "unlicense", "bsd-3-clause", "gpl-3.0",
-}  # fmt: skip
+    "apache-2.0",
+    "mit",
+    "cc0-1.0",
+    "cc-by-4.0",
+    "cc-by-sa-3.0",
+    "cc-by-sa-4.0",
+    "cc-by-nc-4.0",
+    "gfdl",
+    "odc-by",
+    "odbl",
+    "pddl",
+    "unlicense",
+    "bsd-3-clause",
+    "gpl-3.0",
+}
 
 
 def _find_licences(value: Any) -> list[str]:
@@ -109,9 +121,20 @@ def plot_distributions(dist: Distributions, out_dir: Path) -> list[str]:
 def _front_matter(name: str, manifest: dict[str, Any], licences: Sequence[str], suffix: str) -> str:
     ids = [lic.lower() for lic in licences]
     licence = ids[0] if len(ids) == 1 and ids[0] in HF_LICENCES else "other"
-    lines = ["---", f"license: {licence}", f"pretty_name: {name}", "task_categories:",
-             "- text-generation", "- question-answering", "tags:", "- tool-use", "- multi-hop",
-             "- deep-search", "- synthetic", "configs:"]  # fmt: skip
+    lines = [
+        "---",
+        f"license: {licence}",
+        f"pretty_name: {name}",
+        "task_categories:",
+        "- text-generation",
+        "- question-answering",
+        "tags:",
+        "- tool-use",
+        "- multi-hop",
+        "- deep-search",
+        "- synthetic",
+        "configs:",
+    ]
     for kind, splits in manifest["counts"].items():
         if not splits:
             continue

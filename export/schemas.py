@@ -54,23 +54,26 @@ def message_schema(arguments: str, *, weights: bool, names: bool) -> dict[str, A
     if weights:
         props["weight"] = {"enum": [0, 1]}
     schema = obj(props, ["role", "content"])
-    rules: list[dict[str, Any]] = [
-        _when("tool", required=["tool_call_id"]),
-        _when("assistant", required=["weight"] if weights else []),
-        _when_not("assistant", forbidden=["tool_calls", "weight"]),
-        _when_not("tool", forbidden=["tool_call_id"] + (["name"] if names else [])),
+    # Two if/then/else rules (forbidding a key with a `false` schema) keep validation fast.
+    assistant_only = {k: False for k in ("tool_calls", "weight") if k in props}
+    tool_only = {k: False for k in ("tool_call_id", "name") if k in props}
+    schema["allOf"] = [
+        {
+            "if": _role("assistant"),
+            "then": {"required": ["weight"] if weights else []},
+            "else": {"properties": assistant_only},
+        },
+        {
+            "if": _role("tool"),
+            "then": {"required": ["tool_call_id"]},
+            "else": {"properties": tool_only},
+        },
     ]
-    schema["allOf"] = rules
     return schema
 
 
-def _when(role: str, *, required: list[str]) -> dict[str, Any]:
-    return {"if": {"properties": {"role": {"const": role}}}, "then": {"required": required}}
-
-
-def _when_not(role: str, *, forbidden: list[str]) -> dict[str, Any]:
-    banned = {"not": {"anyOf": [{"required": [k]} for k in forbidden]}}
-    return {"if": {"properties": {"role": {"not": {"const": role}}}}, "then": banned}
+def _role(role: str) -> dict[str, Any]:
+    return {"properties": {"role": {"const": role}}}
 
 
 TOOLS = {"type": "array", "items": JSON_OBJECT}

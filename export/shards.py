@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,20 +32,6 @@ def shard_suffix(*, parquet: bool, zstd: bool) -> str:
 def json_line(record: dict[str, Any]) -> bytes:
     """The JSONL encoding of one record (keys in the order built, UTF-8)."""
     return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
-
-
-def plan_shards(sizes: Sequence[int], *, max_records: int, max_bytes: int) -> list[range]:
-    """Split record indexes into consecutive shards within both bounds."""
-    shards: list[range] = []
-    start, used = 0, 0
-    for i, size in enumerate(sizes):
-        if i > start and (i - start >= max_records or used + size > max_bytes):
-            shards.append(range(start, i))
-            start, used = i, 0
-        used += size
-    if start < len(sizes):
-        shards.append(range(start, len(sizes)))
-    return shards
 
 
 def json_paths(schema: dict[str, Any], prefix: Path_ = ()) -> list[Path_]:
@@ -138,11 +124,76 @@ def parquet_bytes(records: Sequence[dict[str, Any]], schema: dict[str, Any]) -> 
     return sink.getvalue()
 
 
+class ShardWriter:
+    """Writes one kind and split as numbered shards, holding at most one shard in memory."""
+
+    def __init__(
+        self,
+        root: Path,
+        kind: str,
+        split: str,
+        *,
+        schema: dict[str, Any],
+        max_records: int,
+        max_bytes: int,
+        parquet: bool = False,
+        zstd: bool = False,
+    ) -> None:
+        self.root, self.kind, self.split, self.schema = root, kind, split, schema
+        self.max_records, self.max_bytes = max_records, max_bytes
+        self.parquet, self.zstd = parquet, zstd
+        self.shards: list[ShardInfo] = []
+        self._records: list[dict[str, Any]] = []
+        self._lines: list[bytes] = []
+        self._bytes = 0
+
+    def add(self, record: dict[str, Any]) -> None:
+        line = json_line(record)
+        if self._lines and (
+            len(self._lines) >= self.max_records or self._bytes + len(line) > self.max_bytes
+        ):
+            self._flush()
+        self._lines.append(line)
+        self._bytes += len(line)
+        if self.parquet:
+            self._records.append(record)
+
+    def close(self) -> list[ShardInfo]:
+        """Write the last shard; returns every shard written."""
+        if self._lines:
+            self._flush()
+        return self.shards
+
+    def _flush(self) -> None:
+        if self.parquet:
+            data = parquet_bytes(self._records, self.schema)
+        else:
+            data = b"".join(self._lines)
+            if self.zstd:
+                import zstandard
+
+                data = zstandard.ZstdCompressor(level=10).compress(data)
+        suffix = shard_suffix(parquet=self.parquet, zstd=self.zstd)
+        rel = f"{self.kind}/{self.split}/part-{len(self.shards):05d}{suffix}"
+        atomic_write_bytes(self.root / rel, data)
+        self.shards.append(
+            ShardInfo(
+                path=rel,
+                kind=self.kind,
+                split=self.split,
+                records=len(self._lines),
+                bytes=len(data),
+                sha256=hashlib.sha256(data).hexdigest(),
+            )
+        )
+        self._records, self._lines, self._bytes = [], [], 0
+
+
 def write_shards(
     root: Path,
     kind: str,
     split: str,
-    records: Sequence[dict[str, Any]],
+    records: Iterable[dict[str, Any]],
     *,
     schema: dict[str, Any],
     max_records: int,
@@ -151,28 +202,19 @@ def write_shards(
     zstd: bool = False,
 ) -> list[ShardInfo]:
     """Write `records` as root/kind/split/part-NNNNN.* shards; returns what was written."""
-    lines = [json_line(r) for r in records]
-    plan = plan_shards([len(b) for b in lines], max_records=max_records, max_bytes=max_bytes)
-    suffix = shard_suffix(parquet=parquet, zstd=zstd)
-    infos = []
-    for n, span in enumerate(plan):
-        if parquet:
-            data = parquet_bytes([records[i] for i in span], schema)
-        else:
-            data = b"".join(lines[i] for i in span)
-            if zstd:
-                import zstandard
-
-                data = zstandard.ZstdCompressor(level=10).compress(data)
-        rel = f"{kind}/{split}/part-{n:05d}{suffix}"
-        atomic_write_bytes(root / rel, data)
-        digest = hashlib.sha256(data).hexdigest()
-        infos.append(
-            ShardInfo(
-                path=rel, kind=kind, split=split, records=len(span), bytes=len(data), sha256=digest
-            )
-        )
-    return infos
+    writer = ShardWriter(
+        root,
+        kind,
+        split,
+        schema=schema,
+        max_records=max_records,
+        max_bytes=max_bytes,
+        parquet=parquet,
+        zstd=zstd,
+    )
+    for record in records:
+        writer.add(record)
+    return writer.close()
 
 
 def sha256_file(path: Path) -> str:

@@ -15,12 +15,11 @@ from hopforge.synth.records import Question
 
 
 def chain_key(question: Question) -> str:
-    """A hash of the question's sorted evidence chain (its hop documents, or its qid, if none)."""
+    """A hash of the question's sorted evidence doc_ids (else its hop documents, else its qid)."""
     docs = set(question.evidence)
     if not docs:
         docs = {d for h in question.hops for d in (h.from_doc, h.to_doc)}
-    if question.answer_doc:
-        docs.add(question.answer_doc)
+        docs |= {question.answer_doc} - {""}
     material = "\n".join(sorted(docs)) if docs else f"qid:{question.qid}"
     return hashlib.sha256(material.encode("utf-8")).hexdigest()[:16]
 

@@ -77,7 +77,7 @@ def make_trajectory(
         add(
             _call("search", i, query=f"{q.hops[min(k, len(q.hops) - 1)].bridge} founder", k=5),
             f"1. {doc} | Page {doc}\n   snippet about {doc}",
-            thought=f"Look for document {k}.",
+            thought=f"Look for document {k}." if sample == 0 else f"Now search for hop {k}.",
         )
         add(
             _call("open", i + 1, doc_id=doc, page=0),
@@ -134,8 +134,17 @@ def make_score(t: Trajectory, rng: random.Random, *, negative_turn: int | None =
     if negative_turn is not None:
         rewards[negative_turn] = -0.5
     combined = round(rng.uniform(-1.0, 1.0), 4)
-    return Score(tid=t.tid, qid=t.qid, exact_match=1.0, f1=1.0, evidence_recall=1.0, format=1.0,
-                 pointwise=round(rng.uniform(0, 1), 4), turn_rewards=tuple(rewards), combined=combined)  # fmt: skip
+    return Score(
+        tid=t.tid,
+        qid=t.qid,
+        exact_match=1.0,
+        f1=1.0,
+        evidence_recall=1.0,
+        format=1.0,
+        pointwise=round(rng.uniform(0, 1), 4),
+        turn_rewards=tuple(rewards),
+        combined=combined,
+    )
 
 
 def make_build(
@@ -156,8 +165,15 @@ def make_build(
             trajs.append(t)
             scores.append(make_score(t, rng, negative_turn=1 if n % 4 == 1 else None))
             dropped = n % 5 == 4 and sample == 1
-            decisions.append(Decision(tid=t.tid, qid=q.qid, kept=not dropped, weight=0.5 if n % 2 else 1.0,
-                                      reason="style: templated" if dropped else ""))  # fmt: skip
+            decisions.append(
+                Decision(
+                    tid=t.tid,
+                    qid=q.qid,
+                    kept=not dropped,
+                    weight=0.5 if n % 2 else 1.0,
+                    reason="style: templated" if dropped else "",
+                )
+            )
             pair.append(t)
         pairs.append(
             PreferencePair(qid=q.qid, chosen=pair[0].tid, rejected=pair[1].tid, margin=0.25)

@@ -1,0 +1,211 @@
+"""What an export writes: the trajectories, questions and pairs chosen, and their rows per kind.
+
+`select` is the plain stage function: it decontaminates, splits by evidence chain and picks the
+kept trajectories, the accepted questions and the usable preference pairs, recording a reason
+for everything it leaves out. `rows` turns a selection into the rows of one export kind.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from hopforge.export.decontam import find_contaminated
+from hopforge.export.preference import preference_record
+from hopforge.export.records import Contamination, EvalItem, Example, ExportConfig, Rejected
+from hopforge.export.rl import Task, plain_record, verl_record
+from hopforge.export.sft import sft_record
+from hopforge.export.sharegpt import sharegpt_record
+from hopforge.export.splits import chain_key, split_questions
+from hopforge.filters.records import Decision, PreferencePair, Score
+from hopforge.synth.records import Question, Trajectory
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BuildInputs:
+    """Everything the export reads from a build."""
+
+    questions: tuple[Question, ...] = ()
+    trajectories: tuple[Trajectory, ...] = ()
+    scores: dict[str, Score] = field(default_factory=dict)  # by tid
+    pairs: tuple[PreferencePair, ...] = ()
+    decisions: dict[str, Decision] | None = None  # by tid; None when the filters did not run
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Paired:
+    """A preference pair with both trajectories and its question."""
+
+    pair: PreferencePair
+    question: Question
+    chosen: Trajectory
+    rejected: Trajectory
+    split: str
+    chain: str
+    chosen_score: Score | None = None
+    rejected_score: Score | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Selection:
+    """What the export writes, and what it left out and why."""
+
+    examples: tuple[Example, ...] = ()  # kept trajectories (SFT, ShareGPT)
+    tasks: tuple[Task, ...] = ()  # accepted questions (RL)
+    pairs: tuple[Paired, ...] = ()  # preference pairs
+    contaminated: tuple[Contamination, ...] = ()
+    dropped: tuple[str, ...] = ()  # a reason per trajectory not exported
+    rejected: tuple[Rejected, ...] = ()  # records that could not be made
+
+
+def _system_prompt(trajs: Sequence[Trajectory], fallback: str) -> str:
+    prompts = Counter(t.system_prompt for t in trajs if t.system_prompt)
+    return min(prompts, key=lambda p: (-prompts[p], p)) if prompts else fallback
+
+
+def select(
+    inputs: BuildInputs, config: ExportConfig, eval_items: Sequence[EvalItem] = ()
+) -> Selection:
+    """Decontaminate, split by chain, and pick the trajectories, questions and pairs to export."""
+    accepted = {q.qid: q for q in sorted(inputs.questions, key=lambda q: q.qid) if not q.rejected}
+    contaminated = find_contaminated(
+        accepted.values(), eval_items, n=config.decontam_n, answer_context_n=config.answer_context_n
+    )
+    for hit in contaminated:
+        del accepted[hit.qid]
+    removed = {h.qid for h in contaminated}
+    splits = split_questions(
+        accepted.values(), validation_fraction=config.validation_fraction, seed=config.seed
+    )
+    chains = {qid: chain_key(q) for qid, q in accepted.items()}
+    by_qid: dict[str, list[Trajectory]] = {}
+    for t in inputs.trajectories:
+        by_qid.setdefault(t.qid, []).append(t)
+
+    examples, dropped = [], []
+    for t in sorted(inputs.trajectories, key=lambda t: (t.qid, t.sample, t.tid)):
+        decision = inputs.decisions.get(t.tid) if inputs.decisions is not None else None
+        if t.qid in removed:
+            dropped.append("contaminated")
+        elif t.qid not in accepted:
+            dropped.append("question missing or rejected")
+        elif inputs.decisions is not None and decision is None:
+            dropped.append("no filter decision")
+        elif decision is not None and not decision.kept:
+            dropped.append(decision.reason or "dropped by the filters")
+        else:
+            q = accepted[t.qid]
+            examples.append(
+                Example(
+                    trajectory=t,
+                    question=q,
+                    split=splits[q.qid],
+                    chain=chains[q.qid],
+                    score=inputs.scores.get(t.tid),
+                    decision=decision,
+                )
+            )
+
+    fallback = _system_prompt(inputs.trajectories, "")
+    tasks = []
+    for qid, q in accepted.items():
+        trajs = by_qid.get(qid, [])
+        scores = tuple(inputs.scores[t.tid] for t in trajs if t.tid in inputs.scores)
+        tasks.append(
+            Task(
+                question=q,
+                split=splits[qid],
+                chain=chains[qid],
+                scores=scores,
+                system_prompt=_system_prompt(trajs, fallback),
+                n_trajectories=len(trajs),
+            )
+        )
+
+    by_tid = {t.tid: t for t in inputs.trajectories}
+    pairs, rejected = [], []
+    for pair in sorted(inputs.pairs, key=lambda p: (p.qid, p.chosen, p.rejected)):
+        chosen, worse = by_tid.get(pair.chosen), by_tid.get(pair.rejected)
+        if pair.qid in removed:
+            continue
+        if pair.qid not in accepted or chosen is None or worse is None:
+            reason = "its question or one of its trajectories is missing or rejected"
+            rejected.append(Rejected(kind="preference", record_id=_pair_id(pair), reason=reason))
+            continue
+        pairs.append(
+            Paired(
+                pair=pair,
+                question=accepted[pair.qid],
+                chosen=chosen,
+                rejected=worse,
+                split=splits[pair.qid],
+                chain=chains[pair.qid],
+                chosen_score=inputs.scores.get(chosen.tid),
+                rejected_score=inputs.scores.get(worse.tid),
+            )
+        )
+    return Selection(
+        examples=tuple(examples),
+        tasks=tuple(tasks),
+        pairs=tuple(pairs),
+        contaminated=tuple(contaminated),
+        dropped=tuple(dropped),
+        rejected=tuple(rejected),
+    )
+
+
+def _pair_id(pair: PreferencePair) -> str:
+    return f"{pair.chosen}>{pair.rejected}"
+
+
+def rows(
+    selection: Selection,
+    kind: str,
+    *,
+    tools: Sequence[dict[str, Any]],
+    settings: dict[str, Any],
+    config: ExportConfig,
+) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """The rows of one kind, in a fixed order, as (split, record id, row)."""
+    if kind in ("sft/openai", "sft/hf"):
+        flavour = "openai" if kind == "sft/openai" else "hf"
+        for ex in selection.examples:
+            yield ex.split, ex.trajectory.tid, sft_record(ex, tools, flavour)
+    elif kind == "sharegpt":
+        for ex in selection.examples:
+            yield ex.split, ex.trajectory.tid, sharegpt_record(ex, tools)
+    elif kind == "rl/verl":
+        names = [t["function"]["name"] for t in tools]
+        index: Counter[str] = Counter()
+        for task in selection.tasks:
+            row = verl_record(
+                task,
+                index=index[task.split],
+                tool_names=names,
+                tool_settings=settings,
+                data_source=config.data_source,
+                ability=config.ability,
+            )
+            index[task.split] += 1
+            yield task.split, task.question.qid, row
+    elif kind == "rl/plain":
+        for task in selection.tasks:
+            yield task.split, task.question.qid, plain_record(task)
+    elif kind == "preference":
+        for p in selection.pairs:
+            row = preference_record(
+                p.pair,
+                question=p.question,
+                chosen=p.chosen,
+                rejected=p.rejected,
+                split=p.split,
+                chain=p.chain,
+                tools=tools,
+                chosen_score=p.chosen_score,
+                rejected_score=p.rejected_score,
+            )
+            yield p.split, _pair_id(p.pair), row
+    else:
+        raise ValueError(f"unknown export kind {kind!r}")
