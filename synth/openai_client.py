@@ -29,7 +29,12 @@ from hopforge.synth.chat import (
     ModelResponseError,
 )
 from hopforge.synth.connection_pools import PoolSet
-from hopforge.synth.openai_errors import Failure, request_error, unavailable_error
+from hopforge.synth.openai_errors import (
+    Failure,
+    ModelRequestError,
+    request_error,
+    unavailable_error,
+)
 from hopforge.synth.openai_format import (
     STRUCTURED_OUTPUT_MODES,
     StructuredOutput,
@@ -38,6 +43,8 @@ from hopforge.synth.openai_format import (
 )
 from hopforge.synth.records import Usage
 from hopforge.synth.retry import Backoff, is_retryable_status, parse_retry_after
+
+__all__ = ["ModelRequestError", "OpenAIChatModel", "Replica", "StageModel"]
 
 log = logging.getLogger(__name__)
 

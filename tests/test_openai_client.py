@@ -9,9 +9,11 @@ import socket
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import httpx
 import pytest
 from hopforge.corpus.errors import HopforgeError
 from hopforge.synth.chat import ChatModel, Completion, ModelResponseError, ModelUnavailable
+from hopforge.synth.connection_pools import PoolSet
 from hopforge.synth.openai_client import OpenAIChatModel
 from hopforge.synth.openai_errors import ModelRequestError
 from hopforge.synth.openai_format import RAW_ARGUMENTS, completion_message, json_schema_format
@@ -365,3 +367,28 @@ def test_backoff_is_capped_and_jittered() -> None:
     assert all(4.0 <= d <= 8.0 for d in delays[3:])
     assert len(set(delays)) == len(delays)
     assert 2.0 <= backoff.delay(0, rng, retry_after=2.0) <= 2.2
+
+
+def test_connection_pools_are_sharded(openai_server: OpenAITestServer) -> None:
+    pools = PoolSet(max_in_flight=40, timeout=httpx.Timeout(5.0), shard_size=16)
+    assert pools.shards_per_url == 3
+    peak: list[int] = []
+
+    async def hold(release: asyncio.Event) -> None:
+        async with pools.client(openai_server.base_url) as client:
+            peak.append(id(client))
+            await release.wait()
+
+    async def go() -> None:
+        release = asyncio.Event()
+        tasks = [asyncio.create_task(hold(release)) for _ in range(40)]
+        await asyncio.sleep(0)
+        release.set()
+        await asyncio.gather(*tasks)
+        async with pools.client(openai_server.base_url) as client:
+            assert (await client.get(f"{openai_server.base_url}/models")).status_code == 200
+        await pools.aclose()
+
+    asyncio.run(go())
+    assert pools.open_clients == 0
+    assert sorted(peak.count(i) for i in set(peak)) == [13, 13, 14]
