@@ -164,3 +164,17 @@ def test_demo_config_is_valid_and_uses_the_builtin_corpus(tmp_path):
     assert config.corpus.sources == ("builtin:jargon",)
     assert config.teacher.kind == "scripted"
     assert config.out_dir() == tmp_path / "demo"
+
+
+def test_several_teacher_urls_reach_the_client(tmp_path, tiny_corpus_path):
+    from hopforge.flows.stages import open_teacher
+
+    path = write(tmp_path, '[teacher]\nkind = "openai"\nmodel = "m"\nconcurrency = 7\n'
+                 'urls = ["http://127.0.0.1:8001/v1", "http://127.0.0.1:8002/v1"]\n',
+                 tiny_corpus_path)
+    config = load_config(path, env={"HOPFORGE_API_KEY": "k"})
+    model = open_teacher(config)
+    assert model.base_urls == ["http://127.0.0.1:8001/v1", "http://127.0.0.1:8002/v1"]
+    assert model.name == "openai:m"
+    scripted = load_config(write(tmp_path, "", tiny_corpus_path, name="s.toml"), env={})
+    assert open_teacher(scripted) is None
