@@ -7,11 +7,13 @@ For the trajectories of one question (its group):
 where z(x) = (x - mean) / std inside the group (0 for a group of one or with no spread). The
 reward is therefore relative: it ranks a question's trajectories, as GRPO-style advantages do.
 
-Length check: x = log(1 + turns), z-normalized inside each group; r = corr(combined, x) over all
-trajectories. When |r| >= ScoreConfig.length_corr_threshold, the reward is length-controlled as in
-length-controlled AlpacaEval: fit combined = a + b * x + c * correct by least squares (correctness
-is kept as a control so that legitimate quality is not regressed away), then remove the length
-term: length_controlled = combined - b * x. Both correlations are reported.
+Length check: x = log(1 + length), z-normalized inside each group, where length is what the
+teacher wrote (ScoreConfig.length_measure: "chars", the default, or "turns"); r = corr(combined,
+x) over all trajectories. When |r| >= ScoreConfig.length_corr_threshold, the reward is
+length-controlled as in length-controlled AlpacaEval: fit combined = a + b * x + c * correct +
+d * efficiency by least squares (correctness and efficiency are rewarded on purpose, so they are
+held fixed rather than regressed away), then remove the length term:
+length_controlled = combined - b * x. Both correlations are reported.
 """
 
 from __future__ import annotations
@@ -68,22 +70,24 @@ def pearson(x: Floats, y: Floats) -> float:
     return float(np.corrcoef(a, b)[0, 1])
 
 
-def group_length(scores: Sequence[Score]) -> np.ndarray:
-    """log(1 + turns), z-normalized within each question's group."""
+def group_length(scores: Sequence[Score], measure: str = "chars") -> np.ndarray:
+    """log(1 + length), z-normalized within each question's group."""
     out = np.zeros(len(scores))
     groups: dict[str, list[int]] = defaultdict(list)
     for i, s in enumerate(scores):
         groups[s.qid].append(i)
     for idx in groups.values():
-        out[idx] = zscore([math.log1p(scores[i].n_turns) for i in idx])
+        out[idx] = zscore([math.log1p(scores[i].n_chars if measure == "chars"
+                                      else scores[i].n_turns) for i in idx])
     return out
 
 
-def length_control(rewards: Floats, length: Floats, correct: Floats) -> tuple[np.ndarray, float]:
-    """Rewards with the fitted length term removed, and its coefficient b."""
+def length_control(rewards: Floats, length: Floats, *controls: Floats
+                   ) -> tuple[np.ndarray, float]:
+    """Rewards with the fitted length term removed (controls held fixed), and its coefficient."""
     r = np.asarray(rewards, dtype=float)
     x = np.asarray(length, dtype=float)
-    design = np.column_stack([np.ones_like(x), x, np.asarray(correct, dtype=float)])
+    design = np.column_stack([np.ones_like(x), x, *(np.asarray(c, dtype=float) for c in controls)])
     coef = np.linalg.lstsq(design, r, rcond=None)[0]
     return r - coef[1] * x, float(coef[1])
 
@@ -136,13 +140,14 @@ def score_all(
         comps += cs
         if len(group) > 1:
             agreements.append(agreement(cs, st))
-    x = group_length(scores)
+    x = group_length(scores, config.length_measure)
     rewards = [s.combined for s in scores]
     before = pearson(rewards, x)
     corrected = not math.isnan(before) and abs(before) >= config.length_corr_threshold
     after, coef = before, 0.0
     if corrected:
-        lc, coef = length_control(rewards, x, [float(s.correct) for s in scores])
+        lc, coef = length_control(rewards, x, [float(s.correct) for s in scores],
+                                  [s.efficiency for s in scores])
         after = pearson(lc, x)
         scores = [replace(s, length_controlled=round(float(v), 6)) for s, v in zip(scores, lc)]
         log.info("reward/length correlation %.3f >= %.3f: length-controlled (after: %.3f)",
@@ -157,7 +162,7 @@ def score_all(
         "pairs": len(pairs),
         "bt_agreement": _nan_to_none(float(np.mean(agree))) if agree else None,
         "length_correlation": {
-            "measure": "pearson(combined, within-question z of log(1 + turns))",
+            "measure": f"pearson(combined, within-question z of log(1 + {config.length_measure}))",
             "threshold": config.length_corr_threshold,
             "before": _nan_to_none(before),
             "after": _nan_to_none(after),

@@ -20,12 +20,12 @@ def _figure(rows: int, cols: int, size: tuple[float, float]) -> tuple[Any, Any]:
     return fig, axes
 
 
-def _save(fig: Any, path: Path) -> Path:
+def _save(fig: Any, path: Path, left: float = 0.06, bottom: float = 0.06) -> Path:
     import matplotlib.pyplot as plt
 
     buf = io.BytesIO()
-    fig.tight_layout()
-    fig.savefig(buf, format="png", dpi=90)
+    fig.subplots_adjust(left=left, right=0.98, bottom=bottom, top=0.9, wspace=0.25, hspace=0.4)
+    fig.savefig(buf, format="png", dpi=72)
     plt.close(fig)
     atomic_write_bytes(path, buf.getvalue())
     return path
@@ -44,31 +44,41 @@ def _hist(ax: Any, dists: Mapping[str, Mapping[str, Any]], title: str) -> None:
 def filter_plots(report: Mapping[str, Any], directory: Path) -> list[Path]:
     """Length, style, reward and pattern-share plots, before vs after filtering."""
     b, a = report["before"]["distributions"], report["after"]["distributions"]
-    fig, ax = _figure(2, 3, (13, 7))
+    fig, ax = _figure(1, 4, (16, 3.6))
     for i, (name, title) in enumerate((
         ("thought_words", "words per thought"), ("turns", "turns per trajectory"),
         ("style_score", "style score"), ("pointwise", "point-wise reward"),
-        ("combined", "combined reward"),
     )):
-        _hist(ax[i // 3][i % 3], {"before": b[name], "after": a[name]}, title)
-    prints = report["fingerprints"][:15]
-    axp = ax[1][2]
+        _hist(ax[0][i], {"before": b[name], "after": a[name]}, title)
+    out = [_save(fig, directory / "filter.png", bottom=0.12)]
+    prints = report["fingerprints"][:20]
+    fig, axs = _figure(1, 1, (10, 1.5 + 0.3 * len(prints)))
+    axp = axs[0][0]
     y = range(len(prints))
-    axp.barh([i + 0.2 for i in y], [f["share_before"] for f in prints], 0.4, label="before")
-    axp.barh([i - 0.2 for i in y], [f["share_after"] for f in prints], 0.4, label="after")
-    axp.set_yticks(list(y), [f["pattern"][:32] for f in prints], fontsize=6)
+    axp.barh([i - 0.2 for i in y], [f["share_before"] for f in prints], 0.4, label="before")
+    axp.barh([i + 0.2 for i in y], [f["share_after"] for f in prints], 0.4, label="after")
+    axp.set_yticks(list(y), [f["pattern"][:48] for f in prints], fontsize=7)
     axp.invert_yaxis()
-    axp.set_title("share of trajectories carrying a pattern")
+    axp.set_title("share of trajectories carrying each fingerprint pattern")
     axp.legend(fontsize=7)
-    return [_save(fig, directory / "filter.png")]
+    out.append(_save(fig, directory / "filter_patterns.png", left=0.4))
+    return out
 
 
 def score_plots(report: Mapping[str, Any], directory: Path) -> list[Path]:
     """Reward component distributions of the score stage."""
     d = report["distributions"]
-    names = ("f1", "evidence_recall", "format", "efficiency", "recovery", "pointwise",
-             "strength", "combined", "length_controlled")
-    fig, ax = _figure(3, 3, (12, 9))
-    for i, name in enumerate(names):
-        _hist(ax[i // 3][i % 3], {"all": d[name]}, name)
-    return [_save(fig, directory / "scores.png")]
+    fig, ax = _figure(1, 2, (13, 4))
+    _lines(ax[0][0], {k: d[k] for k in ("f1", "evidence_recall", "format", "efficiency",
+                                         "recovery", "pointwise")}, "point-wise components")
+    _lines(ax[0][1], {k: d[k] for k in ("combined", "length_controlled")},
+           "combined reward (z within question)")
+    return [_save(fig, directory / "scores.png", bottom=0.12)]
+
+
+def _lines(ax: Any, dists: Mapping[str, Mapping[str, Any]], title: str) -> None:
+    for label, d in dists.items():
+        if d["n"]:
+            ax.stairs(d["hist"]["counts"], d["hist"]["edges"], label=label)
+    ax.set_title(title)
+    ax.legend(fontsize=7)

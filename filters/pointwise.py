@@ -8,6 +8,7 @@ trajectory's turns, so a trainer can use them for process-level credit assignmen
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from typing import Literal
 
 from hopforge.corpus.errors import HopforgeError
 from hopforge.filters.answers import exact_match, gold_answers, mentions_answer, token_f1
@@ -48,7 +49,8 @@ class ScoreConfig:
     "correct" when correctness >= correct_threshold; Bradley-Terry strengths use a prior of
     bt_prior virtual half-won games per trajectory; combined = pointwise_share * z(pointwise)
     + (1 - pointwise_share) * z(strength) within each question; length control runs when
-    |corr(combined, turns)| >= length_corr_threshold; preference pairs need a strength margin of
+    |corr(combined, length)| >= length_corr_threshold, length being what the teacher wrote
+    (length_measure: characters or turns); preference pairs need a strength margin of
     at least pair_min_margin (and, with pairs_require_correct, a correct chosen side).
 
     Judge: with judge_urls and judge_model, a model judge (see filters/judge.py) gives the
@@ -75,6 +77,7 @@ class ScoreConfig:
     bt_prior: float = 0.1
     pointwise_share: float = 0.5
     length_corr_threshold: float = 0.3
+    length_measure: Literal["chars", "turns"] = "chars"
     pair_min_margin: float = 0.5
     max_pairs_per_question: int = 0  # 0: no limit
     pairs_require_correct: bool = True  # the chosen side of a preference pair must be correct
@@ -93,6 +96,11 @@ class ScoreConfig:
                     raise ScoreConfigError(f"ScoreConfig.{f.name} must be true or false, got {v!r}")
                 continue
             if f.name in ("judge_urls", "judge_model"):
+                continue
+            if f.name == "length_measure":
+                if v not in ("chars", "turns"):
+                    raise ScoreConfigError(
+                        f'ScoreConfig.length_measure={v!r} must be "chars" or "turns"')
                 continue
             if isinstance(v, bool) or not isinstance(v, int | float):
                 raise ScoreConfigError(f"ScoreConfig.{f.name} must be a number, got {v!r}")

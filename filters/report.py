@@ -51,10 +51,12 @@ def set_stats(
     scores: Mapping[str, Score],
     *,
     like: dict[str, Any] | None = None,
+    weights: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
     """Diversity, habits, lengths and rewards of one set of trajectories.
 
-    With `like` (the stats of another set), histograms reuse its bin edges.
+    With `like` (the stats of another set), histograms reuse its bin edges; with `weights`
+    (sample weights by tid), pattern shares are also given weighted.
     """
     distinct, self_bleu, _ = diversity_functions()
     fs = [features[t.tid] for t in trajs if t.tid in features]
@@ -72,6 +74,12 @@ def set_stats(
         return distribution(values, _edges(hist[name]) if name in hist else None)
 
     sc = [scores[t.tid] for t in trajs if t.tid in scores]
+    wsum = sum(weights.get(t.tid, 0.0) for t in trajs) if weights else 0.0
+    weighted: dict[str, float] = {}
+    if weights and wsum > 0:
+        for t in trajs:
+            for p in styles[t.tid].patterns if t.tid in styles else ():
+                weighted[p] = weighted.get(p, 0.0) + weights.get(t.tid, 0.0) / wsum
     return {
         "trajectories": len(trajs),
         "teachers": dict(sorted(Counter(t.teacher for t in trajs).items())),
@@ -79,6 +87,7 @@ def set_stats(
         "self_bleu": round(self_bleu(per_traj, n=4, sample=SELF_BLEU_SAMPLE, seed=0), 4),
         "pattern_shares": {p: round(c / n, 4) for p, c in sorted(carried.items())},
         "pattern_kind_shares": {k: round(c / n, 4) for k, c in sorted(kinds.items())},
+        "pattern_shares_weighted": {p: round(v, 4) for p, v in sorted(weighted.items())},
         "queries": {
             "count": len(queries),
             "copies_question": round(sum(sum(f.copies) for f in fs) / max(1, len(queries)), 4),
@@ -114,11 +123,15 @@ def filter_report(
     before_set = [t for t in trajectories if t.tid in result.features]
     kept = {d.tid for d in result.decisions if d.kept}
     before = set_stats(before_set, result.features, result.styles, scores)
+    weights = {d.tid: d.weight for d in result.decisions if d.kept}
     after = set_stats([t for t in before_set if t.tid in kept], result.features, result.styles,
-                      scores, like=before)
+                      scores, like=before, weights=weights)
     prints = sorted(result.profile.fingerprints, key=lambda f: (-f.share, -(f.z or 0.0), f.pattern))
     _, _, source = diversity_functions()
     return {
+        "trajectories": len(result.decisions),
+        "kept": len(kept),
+        "dropped": len(result.decisions) - len(kept),
         "reference": reference,
         "reference_words": result.profile.reference_words,
         "diversity_source": source,
@@ -134,7 +147,8 @@ def filter_report(
         "fingerprints": [
             {"pattern": f.pattern, "z": f.z, "count": f.count,
              "share_before": before["pattern_shares"].get(f.pattern, 0.0),
-             "share_after": after["pattern_shares"].get(f.pattern, 0.0)}
+             "share_after": after["pattern_shares"].get(f.pattern, 0.0),
+             "weighted_share_after": after["pattern_shares_weighted"].get(f.pattern, 0.0)}
             for f in prints
         ],
         "before": before,
@@ -145,15 +159,18 @@ def filter_report(
 def score_report(scores: Sequence[Score], pairs: Sequence[PreferencePair],
                  stats: Mapping[str, Any]) -> dict[str, Any]:
     """The score stage's report: component and reward distributions, length check, pairs."""
-    comps = ("exact_match", "f1", "evidence_recall", "format", "efficiency", "recovery",
-             "pointwise", "strength", "combined")
+    unit = ("exact_match", "f1", "evidence_recall", "format", "efficiency", "recovery",
+            "pointwise")
+    edges = [i / 20 for i in range(21)]
     lc = [s.length_controlled for s in scores if s.length_controlled is not None]
     return {
         **dict(stats),
         "correct_share": round(sum(s.correct for s in scores) / max(1, len(scores)), 4),
         "judge_scored": sum(1 for s in scores if s.judge is not None),
         "distributions": {
-            **{c: distribution([float(getattr(s, c)) for s in scores]) for c in comps},
+            **{c: distribution([float(getattr(s, c)) for s in scores], edges) for c in unit},
+            **{c: distribution([float(getattr(s, c)) for s in scores])
+               for c in ("strength", "combined")},
             "length_controlled": distribution(lc),
             "turns": distribution([s.n_turns for s in scores]),
         },
@@ -189,14 +206,16 @@ def filter_summary(report: Mapping[str, Any], top: int = 10) -> str:
         lines.append(_row(label, b["distributions"][name].get(key, "-"),
                           a["distributions"][name].get(key, "-")))
     d = report["decisions"]
+    drops = {k: v for k, v in d["reasons"].items() if k not in ("kept", "down-weighted")}
     lines.append(f"  kept {d['kept']} of {d['total']} ({d['down_weighted']} down-weighted); "
-                 + ", ".join(f"{k}: {v}" for k, v in d["reasons"].items()))
-    lines.append(f"  top fingerprints (reference: {report['reference']}):")
-    lines.append(f"    {'pattern':<46} {'z':>7} {'before':>7} {'after':>7}")
+                 "dropped: " + (", ".join(f"{k} {v}" for k, v in drops.items()) or "none"))
+    lines.append(f"  fingerprints, share of trajectories carrying each (reference: "
+                 f"{report['reference']}):")
+    lines.append(f"    {'pattern':<46} {'z':>6} {'before':>7} {'after':>7} {'weighted':>8}")
     for f in report["fingerprints"][:top]:
         z = f"{f['z']:.1f}" if f["z"] is not None else "-"
-        lines.append(f"    {f['pattern'][:46]:<46} {z:>7} {f['share_before']:>7.2f} "
-                     f"{f['share_after']:>7.2f}")
+        lines.append(f"    {f['pattern'][:46]:<46} {z:>6} {f['share_before']:>7.2f} "
+                     f"{f['share_after']:>7.2f} {f['weighted_share_after']:>8.2f}")
     return "\n".join(lines)
 
 

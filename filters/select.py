@@ -8,9 +8,11 @@ Steps, in order (a trajectory leaves at the first step that drops it):
    (MinHash Jaccard >= dedup_trajectories); the better-ranked one is kept;
 3. style: score >= threshold is dropped; score in [downweight_from, threshold) is kept with weight
    1 - (1 - min_weight) * (score - downweight_from) / (threshold - downweight_from);
-4. pattern caps: visiting trajectories best first, one carrying a fingerprint pattern (opener,
-   phrase, query habit) that already occurs max(pattern_cap_min, ceil(pattern_cap * n)) times in
-   the kept set is dropped (n = trajectories reaching this step);
+4. pattern caps: while a fingerprint pattern (opener, phrase, query habit) is carried by more
+   than `pattern_cap` of the remaining trajectories, remove the trajectory that carries the most
+   excess (see `cap_patterns`), spending at most `pattern_cap_budget` of the trajectories that
+   reach this step; a pattern nearly every trajectory carries cannot be brought down by selection
+   and stays in the report;
 5. balance: for hop count, question kind and teacher in turn, no value keeps more than
    ceil(balance_ratio * size of the smallest value with at least balance_min_group trajectories).
 
@@ -24,6 +26,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 
+import numpy as np
 from hopforge.corpus.errors import HopforgeError
 from hopforge.filters.dedup import Embedder, near_duplicate_questions, near_duplicate_trajectories
 from hopforge.filters.records import Decision, Score
@@ -50,7 +53,7 @@ class FilterConfig:
     downweight_from: float = 0.5
     min_weight: float = 0.25
     pattern_cap: float = 0.3
-    pattern_cap_min: int = 3
+    pattern_cap_budget: float = 0.25
     balance_ratio: float = 3.0  # 0 disables balancing
     balance_min_group: int = 5
     balance_keys: tuple[str, ...] = BALANCE_KEYS
@@ -66,6 +69,7 @@ class FilterConfig:
             if isinstance(v, int | float) and not isinstance(v, bool) and v < 0:
                 raise HopforgeError(f"FilterConfig.{f.name}={v} must be >= 0")
         for name in ("threshold", "downweight_from", "min_weight", "pattern_cap",
+                     "pattern_cap_budget",
                      "dedup_trajectories", "dedup_questions", "min_pointwise"):
             if getattr(self, name) > 1:
                 raise HopforgeError(f"FilterConfig.{name}={getattr(self, name)} must lie in [0, 1]")
@@ -112,17 +116,41 @@ def priority(score: Score, style: TrajectoryStyle | None) -> tuple[float, float,
 def cap_patterns(
     order: Sequence[str], styles: Mapping[str, TrajectoryStyle], config: FilterConfig
 ) -> dict[str, str]:
-    """tid -> "pattern-cap:PATTERN" for trajectories over a pattern's cap (visited in order)."""
-    cap = max(config.pattern_cap_min, math.ceil(config.pattern_cap * len(order)))
-    used: Counter[str] = Counter()
+    """tid -> "pattern-cap:PATTERN" for trajectories removed to bring patterns under the cap.
+
+    Greedy: while some pattern is carried by more than `pattern_cap` of the remaining
+    trajectories and the budget (pattern_cap_budget of them) lasts, remove the trajectory with
+    the largest total excess sum(share_p - cap) over the over-cap patterns it carries (the worst
+    ranked one among equals). The reason names its most over-represented pattern.
+    """
+    n0 = len(order)
+    pats = sorted({p for tid in order if tid in styles for p in styles[tid].patterns})
+    budget = math.floor(config.pattern_cap_budget * n0)
+    if not pats or budget == 0:
+        return {}
+    col = {p: j for j, p in enumerate(pats)}
+    carried = np.zeros((n0, len(pats)), dtype=np.float64)
+    for i, tid in enumerate(order):
+        for p in styles[tid].patterns if tid in styles else ():
+            carried[i, col[p]] = 1.0
+    alive = np.ones(n0, dtype=bool)
+    counts = carried.sum(0)
+    rank = np.arange(n0)
     dropped: dict[str, str] = {}
-    for tid in order:
-        pats = styles[tid].patterns if tid in styles else ()
-        full = [p for p in pats if used[p] >= cap]
-        if full:
-            dropped[tid] = f"pattern-cap:{full[0]}"
-        else:
-            used.update(pats)
+    while len(dropped) < budget:
+        share = counts / alive.sum()
+        excess = np.where(share > config.pattern_cap, share - config.pattern_cap, 0.0)
+        if not excess.any():
+            break
+        gain = np.where(alive, carried @ excess, -1.0)
+        best = gain.max()
+        if best <= 0:
+            break
+        i = int(rank[gain >= best - 1e-12].max())
+        worst = max((p for p in pats if carried[i, col[p]]), key=lambda p: excess[col[p]])
+        dropped[order[i]] = f"pattern-cap:{worst}"
+        alive[i] = False
+        counts -= carried[i]
     return dropped
 
 

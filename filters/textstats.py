@@ -28,23 +28,17 @@ def distinct_n(texts: Sequence[str], n: int) -> float:
     return len(grams) / total if total else 0.0
 
 
-def _bleu(hyp: list[str], refs: list[dict[int, Counter[str]]], lens: list[int], n: int) -> float:
-    if not hyp:
-        return 0.0
-    c = len(hyp)
-    r = min(lens, key=lambda x: (abs(x - c), x))
-    bp = 1.0 if c > r else math.exp(1 - r / c)
-    logp = 0.0
-    for k in range(1, n + 1):
-        h = Counter(ngrams(hyp, k))
-        total = sum(h.values())
-        clipped = sum(min(c, max((r[k].get(g, 0) for r in refs), default=0))
-                      for g, c in h.items())
-        if k == 1 and clipped == 0:
-            return 0.0
-        num, den = (clipped, total) if k == 1 else (clipped + 1, total + 1)
-        logp += math.log(num / den) / n if den else 0.0
-    return bp * math.exp(logp)
+def _top2(grams: Sequence[Counter[str]]) -> dict[str, tuple[int, int, int]]:
+    """For each n-gram: (largest count, index of the text with it, second largest count)."""
+    best: dict[str, tuple[int, int, int]] = {}
+    for i, c in enumerate(grams):
+        for g, n in c.items():
+            c1, i1, c2 = best.get(g, (0, -1, 0))
+            if n > c1:
+                best[g] = (n, i, c1)
+            elif n > c2:
+                best[g] = (c1, i1, n)
+    return best
 
 
 def self_bleu(texts: Sequence[str], *, n: int = 4, sample: int | None = None,
@@ -55,10 +49,33 @@ def self_bleu(texts: Sequence[str], *, n: int = 4, sample: int | None = None,
         toks = random.Random(seed).sample(toks, sample)
     if len(toks) < 2:
         return 0.0
-    grams = [{k: Counter(ngrams(t, k)) for k in range(1, n + 1)} for t in toks]
-    lens = [len(t) for t in toks]
-    scores = [_bleu(t, grams[:i] + grams[i + 1 :], lens[:i] + lens[i + 1 :], n)
-              for i, t in enumerate(toks)]
+    grams = [[Counter(ngrams(t, k)) for t in toks] for k in range(1, n + 1)]
+    tops = [_top2(g) for g in grams]
+    lens = sorted(len(t) for t in toks)
+    scores = []
+    for i, hyp in enumerate(toks):
+        if not hyp:
+            scores.append(0.0)
+            continue
+        c = len(hyp)
+        others = list(lens)
+        others.remove(c)
+        r = min(others, key=lambda x: (abs(x - c), x))
+        bp = 1.0 if c > r else math.exp(1 - r / c)
+        logp = 0.0
+        for k in range(n):
+            h = grams[k][i]
+            total = sum(h.values())
+            clipped = 0
+            for g, cnt in h.items():
+                c1, i1, c2 = tops[k][g]
+                clipped += min(cnt, c2 if i1 == i else c1)
+            if k == 0 and clipped == 0:
+                logp = -math.inf
+                break
+            num, den = (clipped, total) if k == 0 else (clipped + 1, total + 1)
+            logp += math.log(num / den) / n if den else 0.0
+        scores.append(bp * math.exp(logp))
     return sum(scores) / len(scores)
 
 

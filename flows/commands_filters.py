@@ -105,7 +105,7 @@ def run_score(args: argparse.Namespace) -> int:
         table["judge_model"] = args.judge_model
     config = _config(ScoreConfig, "score", table)
     report = score_build(args.build, config, force=args.force)
-    state = "up to date" if report.get("skipped") else "written"
+    state = "up to date" if report.get("up_to_date") else "written"
     print(f"scores {state}: {args.build / 'scores'}, pairs: {args.build / 'pairs'}")
     print(score_summary(report))
     return 0
@@ -134,7 +134,7 @@ def run_filter(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise HopforgeError(str(exc)) from None
     report = filter_build(args.build, config, reference=args.reference, force=args.force)
-    state = "up to date" if report.get("skipped") else "written"
+    state = "up to date" if report.get("up_to_date") else "written"
     d = report["decisions"]
     print(f"filter decisions {state}: {args.build / 'filtered'} "
           f"(kept {d['kept']} of {d['total']}); report: {args.build / 'reports' / 'filter.json'}")

@@ -168,7 +168,7 @@ def score_build(
                       {"config": dataclasses.asdict(config), "judge": judge_name})
     if not force and _up_to_date([build.scores, build.pairs], fp):
         log.info("scores are up to date in %s", build.scores)
-        return _read_report(build, "scores") | {"skipped": True}
+        return _read_report(build, "scores") | {"up_to_date": True}
     questions = load_questions(build)
     trajs = load_trajectories(build)
     judge_scores: dict[str, float] = {}
@@ -274,7 +274,7 @@ def filter_build(
     fp = _fingerprint([build.trajectories, build.questions, build.scores], extra)
     if not force and _up_to_date([build.filtered], fp):
         log.info("filter decisions are up to date in %s", build.filtered)
-        return _read_report(build, "filter") | {"skipped": True}
+        return _read_report(build, "filter") | {"up_to_date": True}
     questions = load_questions(build)
     trajs = load_trajectories(build)
     scores = load_scores(build)

@@ -1,0 +1,128 @@
+import math
+import random
+from collections import Counter
+
+import pytest
+from hopforge.filters.combine import score_all
+from hopforge.filters.habits import (
+    action_signature,
+    copies_question,
+    entropy_bits,
+    reformulation,
+)
+from hopforge.filters.logodds import (
+    drop_contained,
+    log_odds_z,
+    mask_names,
+    merge_overlapping,
+    words,
+)
+from hopforge.filters.pointwise import ScoreConfig
+from hopforge.filters.report import filter_report
+from hopforge.filters.select import FilterConfig, filter_trajectories
+from hopforge.filters.style import StyleConfig, extract, fit_style, trajectory_style
+
+from tests.filter_data import TEMPLATE_PHRASE, population, reference_text
+
+
+def test_log_odds_known_answer() -> None:
+    # y_t = (3, 1), y_r = (1, 3), prior a = (1, 1), a0 = 2, n_t = n_r = 4:
+    # delta_a = log(4 / 2) - log(2 / 4) = 2 log 2;  var = 1/4 + 1/2;  z = 2 log 2 / sqrt(3/4)
+    z = log_odds_z({"a": 3, "b": 1}, {"a": 1, "b": 3}, prior={"a": 1.0, "b": 1.0})
+    assert z["a"] == pytest.approx(2 * math.log(2) / math.sqrt(0.75))
+    assert z["b"] == pytest.approx(-z["a"])
+    # the default prior: the combined counts scaled to a0 = 0.1 * (n_t + n_r)
+    same = log_odds_z({"x": 2, "y": 8}, {"x": 20, "y": 80})
+    assert same["x"] == pytest.approx(0.0, abs=1e-9) and same["y"] == pytest.approx(0.0, abs=1e-9)
+    skew = log_odds_z({"x": 8, "y": 2}, {"x": 20, "y": 80})
+    assert skew["x"] > 3 and skew["y"] < 0
+
+
+def test_names_are_masked_so_templates_show_their_slots() -> None:
+    assert mask_names("Let me search for Ilse Varro, born 1815. I will check.") == \
+        "Let me search for <e> , born <e> . I will check."
+    assert words(mask_names("Opening Grey Needle.")) == ["opening", "<e>"]
+    assert mask_names("ilse varro Quillon", sentences=False) == "ilse varro <e>"
+    assert mask_names("Quillon harbour", sentences=False) == "<e> harbour"
+
+
+def test_overlapping_ngrams_merge_into_a_phrase() -> None:
+    counts = {"as a meticulous": 10, "a meticulous research": 10, "meticulous research aid": 9,
+              "unrelated words here": 10}
+    groups = merge_overlapping(list(counts), counts)
+    assert "as a meticulous research aid" in groups
+    assert sorted(groups["as a meticulous research aid"]) == sorted(list(counts)[:3])
+    assert "unrelated words here" in groups
+    assert drop_contained(["let me", "let me search", "me"], {"let me": 10, "let me search": 9,
+                                                              "me": 30}) == ["let me search", "me"]
+
+
+def test_search_habits() -> None:
+    q = "Which port city is the birthplace of the cartographer who surveyed Mount Fendle?"
+    assert copies_question("port city birthplace cartographer surveyed Mount Fendle", q)
+    assert not copies_question("Mount Fendle", q)
+    assert reformulation("grey needle", "grey needle") == "repeat"
+    assert reformulation("grey needle", "grey needle engineer") == "narrow"
+    assert reformulation("grey needle engineer", "grey needle") == "broaden"
+    assert reformulation("grey needle engineer", "grey needle designer") == "edit"
+    assert reformulation("grey needle", "dorran pell") == "new"
+    assert action_signature(["search", "search", "open", "search", "answer"]) == \
+        "search* open search answer"
+    assert entropy_bits(Counter({"a": 1, "b": 1, "c": 1, "d": 1})) == pytest.approx(2.0)
+
+
+def test_templated_habits_are_detected() -> None:
+    qs, trajs = population(40, seed=3)
+    cfg = StyleConfig()
+    feats = [extract(t, qs[t.qid].question, cfg) for t in trajs]
+    profile = fit_style(feats, reference_text(random.Random(1), 300), cfg)
+    patterns = {f.pattern for f in profile.fingerprints}
+    assert f"phrase:{TEMPLATE_PHRASE}" in patterns
+    assert "opener:let me carefully" in patterns
+    assert "query:copies-question" in patterns
+    phrase = next(f for f in profile.fingerprints if f.pattern == f"phrase:{TEMPLATE_PHRASE}")
+    assert phrase.share == pytest.approx(0.5) and (phrase.z or 0) > 5
+    styles = {f.tid: trajectory_style(f, profile, cfg) for f in feats}
+    templated = [styles[t.tid].score for t in trajs if t.teacher == "templated"]
+    varied = [styles[t.tid].score for t in trajs if t.teacher == "varied"]
+    assert min(templated) > 0.4 and max(varied) < 0.15
+    assert not any(p.startswith(("phrase:", "opener:")) for t in trajs if t.teacher == "varied"
+                   for p in styles[t.tid].patterns)
+
+
+def test_filter_reduces_the_templated_habits_and_explains_every_drop() -> None:
+    qs, trajs = population(40, seed=4)
+    scores = {s.tid: s for s in score_all(qs, trajs, ScoreConfig()).scores}
+    config = FilterConfig(dedup_questions=0.0)
+    result = filter_trajectories(trajs, qs, scores, reference_text(random.Random(1), 300), config)
+    assert len(result.decisions) == len(trajs)
+    assert all(d.reason for d in result.decisions if not d.kept)
+    report = filter_report(trajs, scores, result, reference="test")
+    habits = [f"phrase:{TEMPLATE_PHRASE}", "opener:let me carefully", "query:copies-question"]
+    for h in habits:
+        assert report["after"]["pattern_shares"][h] < report["before"]["pattern_shares"][h]
+        assert report["after"]["pattern_shares"][h] <= config.pattern_cap + 0.1
+    assert report["after"]["self_bleu"] < report["before"]["self_bleu"]
+    assert report["after"]["distinct"]["distinct-2"] > report["before"]["distinct"]["distinct-2"]
+    kept = Counter(t.teacher for t in trajs if any(d.tid == t.tid and d.kept
+                                                   for d in result.decisions))
+    assert kept["varied"] >= 0.9 * 80 and kept["templated"] < 0.6 * 80
+    reasons = report["decisions"]["reasons"]
+    assert reasons.get("style", 0) + reasons.get("pattern-cap", 0) > 0
+
+
+def test_self_bleu_and_distinct_match_their_references() -> None:
+    from hopforge.filters.textstats import distinct_n, self_bleu
+
+    bleu = pytest.importorskip("nltk.translate.bleu_score")
+    rng = random.Random(0)
+    vocab = ["the", "a", "lighthouse", "port", "city", "was", "born", "designed", "by",
+             "engineer", "in", "of"]
+    texts = [" ".join(rng.choice(vocab) for _ in range(rng.randint(4, 14))) for _ in range(25)]
+    toks = [t.split() for t in texts]
+    smooth = bleu.SmoothingFunction().method2
+    expected = sum(bleu.sentence_bleu(toks[:i] + toks[i + 1 :], h, smoothing_function=smooth)
+                   for i, h in enumerate(toks)) / len(toks)
+    assert self_bleu(texts) == pytest.approx(expected, abs=1e-9)
+    assert distinct_n(["a b a", "a b"], 1) == pytest.approx(2 / 5)
+    assert distinct_n(["a b a", "a b"], 2) == pytest.approx(2 / 3)
