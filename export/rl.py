@@ -38,8 +38,12 @@ class Task:
 
 
 def is_correct(score: Score) -> bool:
-    """A trajectory counts as solved on exact match or a favourable judge."""
-    return score.exact_match >= 1.0 or (score.judge is not None and score.judge >= 0.5)
+    """A trajectory counts as solved when the scorer says so, on exact match, or by the judge."""
+    return (
+        score.correct
+        or score.exact_match >= 1.0
+        or (score.judge is not None and score.judge >= 0.5)
+    )
 
 
 def targets(question: Question) -> list[str]:

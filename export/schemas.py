@@ -90,6 +90,9 @@ REWARDS = obj(
         "recovery": OPT_NUM,
         "strength": OPT_NUM,
         "length_controlled": OPT_NUM,
+        "correctness": OPT_NUM,
+        "evidence": OPT_NUM,
+        "correct": {"type": ["boolean", "null"]},
         "turn_rewards": {"type": "array", "items": NUM},
     }
 )

@@ -30,6 +30,8 @@ REWARD_FIELDS = (
     "recovery",
     "strength",
     "length_controlled",
+    "correctness",
+    "evidence",
 )
 
 
@@ -39,6 +41,7 @@ def rewards(score: Score | None) -> dict[str, Any]:
     for f in REWARD_FIELDS:
         if row[f] is not None:
             row[f] = float(row[f])
+    row["correct"] = None if score is None else bool(score.correct)
     row["turn_rewards"] = [] if score is None else [float(r) for r in score.turn_rewards]
     return row
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 from hopforge.corpus.errors import HopforgeError
-from hopforge.corpus.parts import write_part
+from hopforge.corpus.layout import BuildDir
+from hopforge.corpus.parts import read_parts, write_part
 from hopforge.export.manifest import verify_manifest
 from hopforge.export.records import ExportConfig
 from hopforge.export.shards import read_shard
@@ -260,3 +261,35 @@ def test_config_validation() -> None:
     with pytest.raises(HopforgeError, match="shard_records"):
         ExportConfig(shard_records=0)
     assert dataclasses.replace(ExportConfig(), formats=("rl",)).kinds == ("rl/verl", "rl/plain")
+
+
+def test_trajectories_of_the_agent_export_cleanly(
+    tmp_path: Path, agent_documents: list, agent_questions: list
+) -> None:
+    """The real chain: scripted teacher with faults, scores, filters, then the export."""
+    from hopforge.corpus.store import write_corpus
+    from hopforge.flows.run_filters import filter_build, score_build
+    from hopforge.flows.run_trajectories import run_trajectories_build
+    from hopforge.synth.faults import FaultConfig
+    from hopforge.synth.trajectories import TrajectoryConfig
+
+    build = BuildDir.at(tmp_path / "b")
+    write_corpus(build, agent_documents)
+    write_part(build.questions, 0, [q.to_row() for q in agent_questions])
+    faults = FaultConfig.uniform(0.2, timeout_delay_s=0.0)
+    run_trajectories_build(build, TrajectoryConfig(samples=2, faults=faults))
+    score_build(build)
+    filter_build(build)
+    result = export_build(build, ExportConfig(validation_fraction=0.2))
+    assert result.rejected == () and result.counts["rl/verl"] == {"train": 4, "validation": 1}
+    assert verify_manifest(build.export) == []
+    rows = [
+        r for s in result.shards if s.kind == "sft/hf" for r in read_shard(build.export / s.path)
+    ]
+    kept = [d for d in read_parts(build.filtered) if d["kept"]]
+    assert len(rows) == len(kept) > 0
+    for row in rows:
+        tools = [t["function"]["name"] for t in row["tools"]]
+        calls = [m["tool_calls"][0]["function"] for m in row["messages"] if m.get("tool_calls")]
+        assert calls[-1]["name"] == "answer" and {c["name"] for c in calls} <= set(tools)
+        assert row["metadata"]["rewards"]["combined"] is not None
