@@ -64,12 +64,13 @@ class IndexConfig:
     batch_size: int = 64
     max_seq_length: int = 256
     device: str = "cpu"
+    dtype: str = "float32"  # or bfloat16: about 2x faster embedding on CPU, same top hits
     # faiss: exact below flat_threshold vectors, else `ann` (hnsw or ivf); index_kind forces one
     index_kind: str = "auto"
     flat_threshold: int = 50_000
     ann: str = "hnsw"
     hnsw_m: int = 32
-    hnsw_ef_construction: int = 200
+    hnsw_ef_construction: int = 80
     hnsw_ef_search: int = 128
     ivf_nlist: int = 0  # 0: about 4 * sqrt(vectors)
     ivf_nprobe: int = 16
@@ -88,6 +89,7 @@ class IndexConfig:
         _check_range("epsilon", self.epsilon, 0.0, 1.0)
         _check_range("batch_size", self.batch_size, 1, 4096)
         _check_range("max_seq_length", self.max_seq_length, 16, 8192)
+        _check_choice("dtype", self.dtype, ("float32", "bfloat16"))
         _check_choice("index_kind", self.index_kind, INDEX_KINDS)
         _check_choice("ann", self.ann, ("hnsw", "ivf"))
         _check_range("flat_threshold", self.flat_threshold, 0, 10**9)
@@ -233,7 +235,8 @@ def _build_dense(texts: list[str], config: IndexConfig, old_dir: Path, new_dir: 
     )
     from hopforge.corpus.vectors import VectorIndex
 
-    salt = cache_salt(embedder.name if embedder else config.model, config.max_seq_length)
+    salt = cache_salt(embedder.name if embedder else config.model, config.max_seq_length,
+                      config.dtype)
     cache = read_cache(old_dir, salt)
     t = time.perf_counter()
     embedder = embedder or embedder_from_config(config, progress=progress)

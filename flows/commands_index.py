@@ -27,6 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--model", help="sentence-transformers model name or local path "
                                    "(default: the offline all-MiniLM-L6-v2)")
     p.add_argument("--device", help="torch device for embedding, e.g. cpu or cuda")
+    p.add_argument("--dtype", choices=("float32", "bfloat16"),
+                   help="embedding precision (bfloat16: about 2x faster on CPU)")
     p.add_argument("--batch-size", type=int, help="embedding batch size")
     p.add_argument("--max-seq-length", type=int, help="embedding truncation length in tokens")
     p.add_argument("--passage-words", type=int, help="passage size in words")
@@ -53,7 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     s.set_defaults(func=run_search)
 
 
-_FLAG_FIELDS = ("model", "device", "batch_size", "max_seq_length", "passage_words",
+_FLAG_FIELDS = ("model", "device", "dtype", "batch_size", "max_seq_length", "passage_words",
                 "passage_overlap", "index_kind", "flat_threshold")
 
 
