@@ -122,6 +122,9 @@ def test_trl_format_checks_and_chat_template_on_every_sft_record(
     from trl.chat_template_utils import supports_tool_calling
     from trl.data_utils import is_conversational, maybe_apply_chat_template
 
+    import trl.chat_template_utils as ctu
+
+    validate_calls = getattr(ctu, "_validate_tool_calls", lambda calls: None)
     assert supports_tool_calling(tokenizer)
     rows = _rows(exports["jsonl"], "sft/hf") + _rows(exports["jsonl"], "sft/hf", "validation")
     assert rows
@@ -136,6 +139,7 @@ def test_trl_format_checks_and_chat_template_on_every_sft_record(
             == text
         )
         for m in row["messages"]:
+            validate_calls(m.get("tool_calls"))  # TRL's check of parsed tool calls
             for call in m.get("tool_calls") or []:
                 rendered = json.dumps(
                     {"name": call["function"]["name"], "arguments": call["function"]["arguments"]}
