@@ -163,6 +163,7 @@ def score_all(
         "bt_agreement": _nan_to_none(float(np.mean(agree))) if agree else None,
         "length_correlation": {
             "measure": f"pearson(combined, within-question z of log(1 + {config.length_measure}))",
+            "length": config.length_measure,
             "threshold": config.length_corr_threshold,
             "before": _nan_to_none(before),
             "after": _nan_to_none(after),

@@ -19,7 +19,6 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?|<e>")
-_TOKEN = re.compile(r"\S+")
 _PRONOUN_I = frozenset({"I", "I'm", "I'll", "I've", "I'd"})
 NAME = "<e>"  # placeholder for a capitalized name or a number
 MISSING_PRIOR = 0.01  # pseudo-count for an n-gram absent from an explicit prior
@@ -30,11 +29,6 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
-def _is_name(token: str) -> bool:
-    core = token.strip("\"'()[]{},.;:!?")
-    return bool(core) and (core[0].isupper() or core[0].isdigit()) and core not in _PRONOUN_I
-
-
 def mask_names(text: str, *, sentences: bool = True) -> str:
     """Replace capitalized words (names) and numbers with <e>, so templates show their slots.
 
@@ -42,21 +36,20 @@ def mask_names(text: str, *, sentences: bool = True) -> str:
     "Grey Needle looks right" -> "Grey <e> looks right"); runs of names become one <e>. With
     sentences=False (search queries) every capitalized word is a name.
     """
-    toks = _TOKEN.findall(text)
     out: list[str] = []
     start = sentences
-    for tok in toks:
-        if _is_name(tok) and not start:
+    for tok in text.split():
+        core = tok.strip("\"'()[]{},.;:!?")
+        if (not start and core and (core[0].isupper() or core[0].isdigit())
+                and core not in _PRONOUN_I):
             tail = tok[len(tok.rstrip(".,;:!?)")) :]
             if not (out and out[-1] == NAME):
                 out.append(NAME)
-            elif tail:
-                out[-1] = NAME
             if tail:
                 out.append(tail)
         else:
             out.append(tok)
-        start = sentences and tok.endswith((".", "!", "?", ":"))
+        start = sentences and tok[-1] in ".!?:"
     return " ".join(out)
 
 
@@ -69,7 +62,7 @@ def ngrams(tokens: Sequence[str], n: int) -> list[str]:
     """Space-joined word n-grams of a token list."""
     if n == 1:
         return list(tokens)
-    return [" ".join(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
+    return list(map(" ".join, zip(*(tokens[k:] for k in range(n)))))
 
 
 def count_ngrams(texts: Iterable[str], sizes: Sequence[int]) -> Counter[str]:

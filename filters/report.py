@@ -118,6 +118,7 @@ def filter_report(
     result: FilterResult,
     *,
     reference: str,
+    question_dedup: str = "",
 ) -> dict[str, Any]:
     """The filter stage's report: decisions, fingerprints, and statistics before and after."""
     before_set = [t for t in trajectories if t.tid in result.features]
@@ -143,7 +144,8 @@ def filter_report(
             "reasons": reason_counts(result.decisions),
         },
         "duplicates": {"questions": len(result.question_duplicates),
-                       "trajectories": len(result.trajectory_duplicates)},
+                       "trajectories": len(result.trajectory_duplicates),
+                       "question_check": question_dedup},
         "fingerprints": [
             {"pattern": f.pattern, "z": f.z, "count": f.count,
              "share_before": before["pattern_shares"].get(f.pattern, 0.0),
@@ -193,8 +195,8 @@ def filter_summary(report: Mapping[str, Any], top: int = 10) -> str:
     for k in ("distinct-1", "distinct-2", "distinct-3"):
         lines.append(_row(k, b["distinct"][k], a["distinct"][k]))
     lines.append(_row("self-BLEU", b["self_bleu"], a["self_bleu"]))
-    for k in ("phrase", "opener", "query"):
-        lines.append(_row(f"share carrying a {k} pattern", b["pattern_kind_shares"].get(k, 0.0),
+    for k, label in (("phrase", "a phrase"), ("opener", "an opener"), ("query", "a query")):
+        lines.append(_row(f"share with {label} pattern", b["pattern_kind_shares"].get(k, 0.0),
                           a["pattern_kind_shares"].get(k, 0.0)))
     lines.append(_row("queries copying the question", b["queries"]["copies_question"],
                       a["queries"]["copies_question"]))
@@ -233,7 +235,11 @@ def score_summary(report: Mapping[str, Any]) -> str:
     lines.append(f"  trajectories {report['trajectories']}, questions {report['questions']}, "
                  f"correct {report['correct_share']:.1%}, comparisons {report['comparisons']} "
                  f"({report['ties']} ties), preference pairs {report['pairs']}")
-    lines.append(f"  reward/length correlation {lc['before']} -> {lc['after']} "
-                 f"({'length-controlled' if lc['corrected'] else 'below threshold'} "
-                 f"{lc['threshold']})")
+    def num(x: float | None) -> str:
+        return "n/a" if x is None else f"{x:.3f}"
+
+    state = "length-controlled" if lc["corrected"] else "no correction"
+    lines.append(f"  reward/length correlation {num(lc['before'])} -> {num(lc['after'])} "
+                 f"({state}; threshold {lc['threshold']}, length = "
+                 f"{lc.get('length', 'chars')})")
     return "\n".join(lines)

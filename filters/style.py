@@ -26,6 +26,7 @@ trajectory's style score is the weighted mean of four shares in [0, 1]:
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
@@ -182,15 +183,15 @@ def extract(traj: Trajectory, question: str, config: StyleConfig) -> Features:
 
 def _frequent(docs: Sequence[tuple[str, Iterable[str]]], config: StyleConfig) -> Counter[str]:
     """Trajectory counts of the keys that pass the share, count and question floors."""
-    df: Counter[str] = Counter()
-    qids: dict[str, set[str]] = {}
-    for qid, keys in docs:
-        for k in set(keys):
-            df[k] += 1
-            qids.setdefault(k, set()).add(qid)
+    sets = [(qid, frozenset(keys)) for qid, keys in docs]
+    df: Counter[str] = Counter(itertools.chain.from_iterable(k for _, k in sets))
     floor = max(config.min_count, config.pattern_min_share * len(docs))
-    return Counter({k: c for k, c in df.items()
-                    if c >= floor and len(qids[k]) >= config.min_questions})
+    cand = {k for k, c in df.items() if c >= floor}
+    qids: dict[str, set[str]] = {k: set() for k in cand}
+    for qid, keys in sets:
+        for k in keys & cand:
+            qids[k].add(qid)
+    return Counter({k: df[k] for k in cand if len(qids[k]) >= config.min_questions})
 
 
 def _over_represented(

@@ -248,10 +248,25 @@ def _corpus_fingerprint(build: BuildDir, reference: Path | None) -> str:
         return ""
 
 
-def _default_embedder() -> Embedder:
-    from hopforge.corpus.dense import SentenceTransformerEmbedder
+def _index_model(build: BuildDir) -> str:
+    manifest = build.index / "manifest.json"
+    if not manifest.is_file():
+        return ""
+    return json.dumps(json.loads(manifest.read_text()).get("dense"), sort_keys=True)
 
-    return SentenceTransformerEmbedder()
+
+def default_embedder(build: BuildDir) -> Embedder | None:
+    """The embedding model of the build's dense index, or None when it has no dense index."""
+    manifest = build.index / "manifest.json"
+    if not manifest.is_file():
+        return None
+    dense = json.loads(manifest.read_text()).get("dense")
+    if not dense:
+        return None
+    from hopforge.corpus.dense import DEFAULT_MODEL, SentenceTransformerEmbedder
+
+    model = str(dense.get("model") or "")
+    return SentenceTransformerEmbedder("" if model == DEFAULT_MODEL else model)
 
 
 def filter_build(
@@ -269,8 +284,9 @@ def filter_build(
         reference.is_file() else ""
     extra = {"config": dataclasses.asdict(config), "reference": str(reference or ""),
              "reference_sha": ref_hash, "corpus": _corpus_fingerprint(build, reference),
-             "embedder": getattr(embedder, "name", "default" if embedder is None else
-                                 type(embedder).__name__)}
+             "embedder": getattr(embedder, "name", "index" if embedder is None else
+                                 type(embedder).__name__),
+             "index": _index_model(build) if embedder is None else ""}
     fp = _fingerprint([build.trajectories, build.questions, build.scores], extra)
     if not force and _up_to_date([build.filtered], fp):
         log.info("filter decisions are up to date in %s", build.filtered)
@@ -280,10 +296,17 @@ def filter_build(
     scores = load_scores(build)
     texts, source = reference_texts(build, reference, trajs)
     if embedder is None and config.dedup_questions > 0:
-        embedder = _default_embedder()
+        embedder = default_embedder(build)
+    if config.dedup_questions <= 0:
+        qdedup = "off (dedup_questions = 0)"
+    elif embedder is None:
+        qdedup = "off (the build has no dense index to take an embedding model from)"
+        log.warning("near-duplicate questions not checked: %s", qdedup[5:-1])
+    else:
+        qdedup = f"embedder {getattr(embedder, 'name', type(embedder).__name__)}"
     result = filter_trajectories(trajs, questions, scores, texts, config, embedder=embedder)
     _write_parts(build.filtered, [d.to_row() for d in result.decisions], config.rows_per_part, fp)
-    report = filter_report(trajs, scores, result, reference=source)
+    report = filter_report(trajs, scores, result, reference=source, question_dedup=qdedup)
     parts.write_json(build.reports / "filter.json", report)
     from hopforge.filters.plots import filter_plots
 

@@ -71,6 +71,7 @@ def test_score_then_filter_writes_parts_and_reports(build: BuildDir, reference: 
     assert all(0 < d.weight <= 1 for d in decisions if d.kept)
     assert freport["kept"] == sum(d.kept for d in decisions) < 96
     assert freport["reference"] == f"file:{reference}"
+    assert freport["duplicates"]["question_check"] == "embedder hashing"
     for name in ("filter.json", "filter.png", "filter_patterns.png"):
         assert (build.reports / name).is_file()
     on_disk = json.loads((build.reports / "filter.json").read_text())
@@ -157,8 +158,9 @@ def test_scripted_teacher_habits_show_up_and_are_reduced(
     run_trajectories_build(b, TrajectoryConfig(
         samples=8, faults=FaultConfig.uniform(0.1, timeout_delay_s=0.0)))
     score_build(b)
-    report = filter_build(b, FilterConfig(dedup_questions=0))
+    report = filter_build(b, FilterConfig())
     assert report["reference"] == "corpus"
+    assert report["duplicates"]["question_check"].startswith("off (the build has no dense index")
     prints = {f["pattern"]: f for f in report["fingerprints"]}
     # the scripted teacher's thought templates (synth/scripted_solver.py)
     templates = {"opener:let me search", "opener:next i need", "opener:looking for <e>",
