@@ -196,6 +196,10 @@ def build_index(build: BuildDir, config: IndexConfig, *, embedder: Embedder | No
     if config.dense:
         dense_info = _build_dense(texts, config, paths["dense"], staging / "dense", embedder,
                                   progress, times)
+    elif (paths["dense"] / "embeddings.json").exists():  # keep the embedding cache for later
+        (staging / "dense").mkdir()
+        for name in ("embeddings.npy", "hashes.json", "embeddings.json"):
+            shutil.copy2(paths["dense"] / name, staging / "dense" / name)
     times["total_s"] = time.perf_counter() - t_start
     manifest = {
         "version": MANIFEST_VERSION,

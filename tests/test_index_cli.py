@@ -60,6 +60,7 @@ def test_index_search_and_reindex_with_dense(build: BuildDir, tiny_corpus_path: 
     write_corpus(build, docs)
     with pytest.raises(HopforgeError, match="changed after it was indexed"):
         Searcher.load(build)
+    assert main(["index", str(build.root), "--no-dense"]) == 0  # keeps the embedding cache
     assert main(["index", str(build.root), "--no-progress", "--max-seq-length", "128"]) == 0
     manifest = json.loads((build.index / "manifest.json").read_text())
     assert manifest["dense"]["embedded"] == 1 and manifest["dense"]["reused"] == 21
