@@ -1,6 +1,62 @@
 """Every prompt hopforge sends to a model, as named constants (each rendered once in a test)."""
 
 # --- question composition (synth/questions.py) ---
+# Rendered by hopforge.synth.model_questions. The model replies with one JSON object
+# {"question": ..., "answer": ...}, parsed by hopforge.synth.model_questions.parse_question_json.
+
+QUESTION_SYSTEM = """You write hard multi-hop questions for training research agents that search \
+a document collection. A good question can only be answered by reading several documents in turn; \
+it never names the entities the solver has to discover, and it blurs names, dates and numbers so \
+that a single search for the question text does not find the answer. Reply with one JSON object \
+and nothing else."""
+
+QUESTION_RULES = """Rules:
+- Never name the answer or any document marked (hidden); describe them by what the documents say.
+- Blur names, dates and numbers: a year becomes a decade ("in the 1840s"), a number becomes \
+approximate ("about 900"), a person or place becomes a description ("a cartographer born in a \
+port city").
+- Ask exactly one question, 12 to 80 words, ending with a question mark.
+- The answer must be stated in the documents above: use the given answer, word for word.
+Reply with JSON: {"question": "...", "answer": "..."}"""
+
+QUESTION_CHAIN_PROMPT = """Write one question that is answered by following these documents in \
+order, each step found through the sentence quoted from the document before it.
+
+{steps}
+
+Answer: {answer}
+{answer_note}
+The first document, "{start}", may be named or described; every later one is (hidden).
+
+{rules}"""
+
+QUESTION_COMPARISON_PROMPT = """Write one question that compares these two (hidden) documents \
+and asks which one was {event} {direction}.
+
+A: "{title_a}": {sentence_a}
+B: "{title_b}": {sentence_b}
+
+Describe each side without its name (use what its document says, not the date being compared).
+Answer: {answer}
+
+{rules}"""
+
+QUESTION_INTERSECTION_PROMPT = """Write one question in the style of a puzzle: it gives several \
+clues, each taken from a different document, that together pin down exactly one {kind}, the \
+(hidden) answer "{answer}". The documents the clues come from are (hidden) too.
+
+Clues (each sentence mentions the answer):
+{clues}
+
+Use every clue, blurred. Answer: {answer}
+
+{rules}"""
+
+CLOSED_BOOK_PROMPT = """Answer this question from memory, without searching. Reply with only the \
+answer (a name, a date or a number), or "unknown" if you do not know.
+
+Question: {question}"""
+
 
 # --- the search agent (synth/agent.py) ---
 # Rendered by hopforge.synth.agent and hopforge.synth.context. `{tools}` is the JSON of the tool

@@ -1,0 +1,285 @@
+"""Hop chains sampled on the link graph of a corpus.
+
+A chain is a random walk d0 -> d1 -> ... -> dk over document links. Every step needs a clue: a
+sentence of the earlier document that names the later one. Walks never revisit a document,
+damp hubs (a document linked from everywhere is a poor bridge), avoid dead ends by
+backtracking, and start from documents spread over the corpus.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+from hopforge.corpus.records import Document
+from hopforge.synth.records import Hop
+
+MAX_HOPS = 8
+_ABBREVIATIONS = frozenset(
+    ["e.g", "i.e", "etc", "vs", "mr", "mrs", "ms", "dr", "st", "jr", "sr", "no", "fig", "cf", "al", "approx", "ca", "n", "v", "adj", "adv", "pl", "esp", "lit"]
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9])")
+_SEE_ALSO = re.compile(r"^\W*(?:see|see also|compare|cf\.?|also|synonym|antonym)\b", re.IGNORECASE)
+_LEADING_NOISE = re.compile(
+    r"^(?:(?:\d{1,2}\.|(?:[a-z]{1,6}\.,?)+|/[^/\s][^/]{0,40}/,?|<[^>]*>|\[[^\]]*\]|\([^)]*\))\s*)+"
+)
+_BRACKETS = re.compile(r"\s*(?:\([^()]*\)|\[[^\[\]]*\]|<[^<>]*>)")
+_PAREN_SUFFIX = re.compile(r"\s*\([^)]*\)\s*$")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split text into sentences (whitespace collapsed), keeping common abbreviations whole."""
+    flat = " ".join(text.split())
+    if not flat:
+        return []
+    out: list[str] = []
+    start = 0
+    for m in _SENTENCE_END.finditer(flat):
+        piece = flat[start : m.start()].rstrip()
+        last = piece.rsplit(" ", 1)[-1].rstrip(".").lower()
+        if (
+            last in _ABBREVIATIONS
+            or (len(last) == 1 and last.isalpha())
+            or (last.isdigit() and len(last) <= 2)
+        ):
+            continue  # "e.g. Foo", "J. Smith", "n. A person ...", "1. A person ..."
+        out.append(flat[start : m.end()].strip())
+        start = m.end()
+    out.append(flat[start:].strip())
+    return [s for s in out if s]
+
+
+def strip_brackets(text: str) -> str:
+    """Drop parenthesised, bracketed and angle-bracketed asides (they hold dates and names)."""
+    prev = None
+    while prev != text:
+        prev, text = text, _BRACKETS.sub("", text)
+    return " ".join(text.split())
+
+
+def clean_sentence(sentence: str) -> str:
+    """A sentence without list numbering, part-of-speech marks or bracketed asides."""
+    return strip_brackets(_LEADING_NOISE.sub("", sentence.strip()))
+
+
+def mention_names(doc: Document) -> tuple[str, ...]:
+    """Surface forms a text may use for `doc`: its title, shortened forms, and its aliases."""
+    names: list[str] = []
+    for name in (doc.title, *doc.aliases):
+        name = " ".join(name.split())
+        for form in (name, _PAREN_SUFFIX.sub("", name), name.split(",", 1)[0]):
+            form = form.strip(" ,")
+            if len(form) >= 2 and form not in names:
+                names.append(form)
+    return tuple(names)
+
+
+def name_pattern(names: Sequence[str]) -> re.Pattern[str] | None:
+    """A regex matching any of `names` as whole words (names of one or two letters: exact case)."""
+    parts: list[str] = []
+    for name in sorted(set(names), key=len, reverse=True):
+        body = re.escape(name)
+        parts.append(body if len(name) > 2 else f"(?-i:{body})")
+    if not parts:
+        return None
+    return re.compile(r"(?<![\w-])(?:" + "|".join(parts) + r")(?![\w-])", re.IGNORECASE)
+
+
+def usable_clue(sentence: str, *, min_words: int = 4, max_words: int = 45) -> bool:
+    """A sentence that can carry a hop: not a bare cross-reference list, not too short or long."""
+    words = sentence.split()
+    if not min_words <= len(words) <= max_words:
+        return False
+    if _SEE_ALSO.match(sentence):
+        return False
+    return sentence.count(",") <= max(4, len(words) // 5)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Chain:
+    """A sampled walk: `docs` in reading order, one `Hop` per step."""
+
+    docs: tuple[str, ...]
+    hops: tuple[Hop, ...]
+
+
+class LinkGraph:
+    """Documents, their out-links restricted to the corpus, in-degrees and cached clues."""
+
+    def __init__(self, docs: Sequence[Document]) -> None:
+        self.docs: dict[str, Document] = {d.doc_id: d for d in docs}
+        self.order: tuple[str, ...] = tuple(self.docs)
+        self.out: dict[str, tuple[str, ...]] = {}
+        indeg: dict[str, int] = dict.fromkeys(self.order, 0)
+        for doc_id, doc in self.docs.items():
+            seen: dict[str, None] = {}
+            for dst in doc.links:
+                if dst in self.docs and dst != doc_id:
+                    seen[dst] = None
+            self.out[doc_id] = tuple(seen)
+            for dst in seen:
+                indeg[dst] += 1
+        self.indegree = indeg
+        self.inbound: dict[str, list[str]] = {d: [] for d in self.order}
+        for src in self.order:
+            for dst in self.out[src]:
+                self.inbound[dst].append(src)
+        self._clues: dict[tuple[str, str], tuple[str, str] | None] = {}
+        self._sentences: dict[str, list[str]] = {}
+        self._patterns: dict[str, re.Pattern[str] | None] = {}
+
+    def weight(self, doc_id: str) -> float:
+        """Hub damping: a document linked from many others is a less likely next step."""
+        return 1.0 / math.log(2.0 + self.indegree[doc_id])
+
+    def sentences(self, doc_id: str) -> list[str]:
+        if doc_id not in self._sentences:
+            self._sentences[doc_id] = split_sentences(self.docs[doc_id].text)
+        return self._sentences[doc_id]
+
+    def pattern(self, doc_id: str) -> re.Pattern[str] | None:
+        """The regex matching the names of `doc_id` (cached)."""
+        if doc_id not in self._patterns:
+            self._patterns[doc_id] = name_pattern(mention_names(self.docs[doc_id]))
+        return self._patterns[doc_id]
+
+    def clue(self, src: str, dst: str) -> tuple[str, str] | None:
+        """(sentence of `src` naming `dst`, the name as written) or None when no sentence does."""
+        key = (src, dst)
+        if key not in self._clues:
+            self._clues[key] = self._find_clue(src, dst)
+        return self._clues[key]
+
+    def _find_clue(self, src: str, dst: str) -> tuple[str, str] | None:
+        pattern = self.pattern(dst)
+        if pattern is None:
+            return None
+        for sentence in self.sentences(src):
+            m = pattern.search(clean_sentence(sentence))
+            if m and usable_clue(sentence):
+                return sentence, m.group(0)
+        return None
+
+    def hop(self, src: str, dst: str) -> Hop | None:
+        found = self.clue(src, dst)
+        if found is None:
+            return None
+        return Hop(from_doc=src, to_doc=dst, clue=found[0], bridge=found[1])
+
+
+def weighted_order(items: Sequence[str], weights: Sequence[float], rng: random.Random) -> list[str]:
+    """A random order where heavier items tend to come first (Efraimidis-Spirakis keys)."""
+    keyed = [(rng.random() ** (1.0 / w), i) for i, w in enumerate(weights)]
+    keyed.sort(reverse=True)
+    return [items[i] for _, i in keyed]
+
+
+def walk(
+    graph: LinkGraph,
+    start: str,
+    hops: int,
+    rng: random.Random,
+    *,
+    budget: int = 200,
+    branch: int = 6,
+) -> Chain | None:
+    """A chain of exactly `hops` steps from `start`, or None when none is found within `budget`.
+
+    No document is visited twice, no document of the chain links directly to one more than a
+    step ahead (that would let a solver skip a hop), and steps into dead ends are avoided.
+    """
+    if not 1 <= hops <= MAX_HOPS:
+        raise ValueError(f"hops must be in 1..{MAX_HOPS}, got {hops}")
+    expansions = 0
+
+    def extend(path: list[str], found: list[Hop]) -> list[Hop] | None:
+        nonlocal expansions
+        if len(found) == hops:
+            return found
+        expansions += 1
+        if expansions > budget:
+            return None
+        here = path[-1]
+        need_more = len(found) + 1 < hops
+        cands = [
+            d
+            for d in graph.out[here]
+            if d not in path
+            and not any(d in graph.out[p] for p in path[:-1])
+            and (not need_more or graph.out[d])
+        ]
+        if not cands:
+            return None
+        order = weighted_order(cands, [graph.weight(d) for d in cands], rng)
+        tried = 0
+        for nxt in order:
+            step = graph.hop(here, nxt)
+            if step is None:
+                continue
+            done = extend([*path, nxt], [*found, step])
+            if done is not None:
+                return done
+            tried += 1
+            if tried >= branch or expansions > budget:
+                break
+        return None
+
+    found = extend([start], [])
+    if found is None:
+        return None
+    return Chain(docs=(start, *(h.to_doc for h in found)), hops=tuple(found))
+
+
+def spread_starts(graph: LinkGraph, rng: random.Random) -> Iterator[str]:
+    """Start documents with out-links, each used once per shuffled round over the corpus."""
+    pool = [d for d in graph.order if graph.out[d]]
+    while pool:
+        rng.shuffle(pool)
+        yield from list(pool)
+
+
+def sample_chains(
+    graph: LinkGraph,
+    rng: random.Random,
+    n: int,
+    *,
+    min_hops: int = 2,
+    max_hops: int = 4,
+    max_tries: int | None = None,
+) -> list[Chain]:
+    """Up to `n` distinct chains with 2..K hops (lengths drawn uniformly), deterministic for `rng`."""
+    if not 1 <= min_hops <= max_hops <= MAX_HOPS:
+        raise ValueError(
+            f"need 1 <= min_hops <= max_hops <= {MAX_HOPS}, got {min_hops}..{max_hops}"
+        )
+    chains: list[Chain] = []
+    seen: set[tuple[str, ...]] = set()
+    tries = max_tries if max_tries is not None else 20 * n + 50
+    starts = spread_starts(graph, rng)
+    for _ in range(tries):
+        if len(chains) >= n:
+            break
+        start = next(starts, None)
+        if start is None:
+            break
+        chain = walk(graph, start, rng.randint(min_hops, max_hops), rng)
+        if chain is not None and chain.docs not in seen:
+            seen.add(chain.docs)
+            chains.append(chain)
+    return chains
+
+
+def titles(graph: LinkGraph, doc_ids: Sequence[str]) -> list[str]:
+    """Titles of `doc_ids`, for logs and tests."""
+    return [graph.docs[d].title for d in doc_ids]
+
+
+def docs_by_title(docs: Mapping[str, Document]) -> dict[str, str]:
+    """Lower-cased title -> doc_id (first wins)."""
+    out: dict[str, str] = {}
+    for doc_id, doc in docs.items():
+        out.setdefault(doc.title.lower(), doc_id)
+    return out
