@@ -66,9 +66,17 @@ def _system_prompt(trajs: Sequence[Trajectory], fallback: str) -> str:
 
 
 def select(
-    inputs: BuildInputs, config: ExportConfig, eval_items: Sequence[EvalItem] = ()
+    inputs: BuildInputs,
+    config: ExportConfig,
+    eval_items: Sequence[EvalItem] = (),
+    *,
+    default_prompt: str = "",
 ) -> Selection:
-    """Decontaminate, split by chain, and pick the trajectories, questions and pairs to export."""
+    """Decontaminate, split by chain, and pick the trajectories, questions and pairs to export.
+
+    An RL question gets the system prompt its trajectories ran with (the most common one), else
+    the build's most common one, else `default_prompt`.
+    """
     accepted = {q.qid: q for q in sorted(inputs.questions, key=lambda q: q.qid) if not q.rejected}
     contaminated = find_contaminated(
         accepted.values(), eval_items, n=config.decontam_n, answer_context_n=config.answer_context_n
@@ -108,7 +116,7 @@ def select(
                 )
             )
 
-    fallback = _system_prompt(inputs.trajectories, "")
+    fallback = _system_prompt(inputs.trajectories, default_prompt)
     tasks = []
     for qid, q in accepted.items():
         trajs = by_qid.get(qid, [])

@@ -43,6 +43,7 @@ from hopforge.export.selection import BuildInputs, rows, select
 from hopforge.export.shards import ShardWriter, shard_suffix
 from hopforge.export.sharegpt import dataset_info
 from hopforge.filters.records import Decision, PreferencePair, Score
+from hopforge.synth.agent import system_prompt
 from hopforge.synth.records import Question, Trajectory
 
 log = logging.getLogger(__name__)
@@ -156,7 +157,9 @@ def export_build(build: BuildDir | str | Path, config: ExportConfig | None = Non
         default_k=settings["default_k"],
         max_k=settings["max_k"],
     )
-    chosen = select(inputs, config, eval_items)
+    chosen = select(
+        inputs, config, eval_items, default_prompt=system_prompt(tools, text_calls=False)
+    )
     schemas = schemas_for([t["function"]["name"] for t in tools])
     staging = build.root / ".export.tmp"
     shutil.rmtree(staging, ignore_errors=True)

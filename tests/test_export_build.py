@@ -293,3 +293,13 @@ def test_trajectories_of_the_agent_export_cleanly(
         calls = [m["tool_calls"][0]["function"] for m in row["messages"] if m.get("tool_calls")]
         assert calls[-1]["name"] == "answer" and {c["name"] for c in calls} <= set(tools)
         assert row["metadata"]["rewards"]["combined"] is not None
+
+
+def test_questions_without_trajectories_still_give_rl_rows(tmp_path: Path) -> None:
+    build = make_build(tmp_path / "b", questions=4)
+    for part in build.trajectories.iterdir():
+        part.unlink()
+    result = export_build(build, ExportConfig(formats=("rl", "sft")))
+    assert result.counts["sft/hf"] == {} and sum(result.counts["rl/verl"].values()) == 5
+    row = next(read_shard(build.export / "rl/verl/train/part-00000.jsonl"))
+    assert row["prompt"][0]["role"] == "system" and '"name": "answer"' in row["prompt"][0]["content"]
