@@ -63,6 +63,10 @@ def load_trajectories(build: BuildDir) -> list[Trajectory]:
 def load_scores(build: BuildDir) -> dict[str, Score]:
     """Scores by tid; refuses a build that was not scored."""
     scores = {s.tid: s for s in map(Score.from_row, parts.read_parts(build.scores))}
+    if not scores and parts.done_parts(build.scores):
+        raise HopforgeError(
+            f"the scores in {build.scores} are empty: no trajectory's question was found in "
+            f"{build.questions}; check that the questions and trajectories belong together")
     if not scores:
         raise HopforgeError(f"no scores in {build.scores}; run `hopforge score {build.root}` first")
     return scores
