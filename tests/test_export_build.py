@@ -302,4 +302,6 @@ def test_questions_without_trajectories_still_give_rl_rows(tmp_path: Path) -> No
     result = export_build(build, ExportConfig(formats=("rl", "sft")))
     assert result.counts["sft/hf"] == {} and sum(result.counts["rl/verl"].values()) == 5
     row = next(read_shard(build.export / "rl/verl/train/part-00000.jsonl"))
-    assert row["prompt"][0]["role"] == "system" and '"name": "answer"' in row["prompt"][0]["content"]
+    assert (
+        row["prompt"][0]["role"] == "system" and '"name": "answer"' in row["prompt"][0]["content"]
+    )

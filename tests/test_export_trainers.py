@@ -119,10 +119,9 @@ def _check_roles(messages: list[dict[str, Any]]) -> None:
 def test_trl_format_checks_and_chat_template_on_every_sft_record(
     exports: dict[str, Path], tokenizer: Any
 ) -> None:
+    import trl.chat_template_utils as ctu
     from trl.chat_template_utils import supports_tool_calling
     from trl.data_utils import is_conversational, maybe_apply_chat_template
-
-    import trl.chat_template_utils as ctu
 
     validate_calls = getattr(ctu, "_validate_tool_calls", lambda calls: None)
     assert supports_tool_calling(tokenizer)
