@@ -141,8 +141,9 @@ class Planner:
         if first is None:
             return None
         fa = self.rng.choice(index[first])
-        near = {*self.graph.out[first], *self.graph.inbound[first]}
-        for d in near:
+        ring = {*self.graph.out[first], *self.graph.inbound[first]}
+        near = set(ring)
+        for d in ring:
             near.update(self.graph.out[d])
         near.discard(first)
         same = [

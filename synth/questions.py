@@ -37,6 +37,9 @@ log = logging.getLogger(__name__)
 class QuestionConfig:
     """Settings of the question stage; validated on construction."""
 
+    n: int = 100  # accepted questions wanted (the runner; `generate_questions` takes its own n)
+    seed: int = 0
+    part_size: int = 50  # accepted questions per output part
     kinds: tuple[str, ...] = KINDS
     min_hops: int = 2
     max_hops: int = 4
@@ -56,6 +59,8 @@ class QuestionConfig:
     max_tokens: int = 400
 
     def __post_init__(self) -> None:
+        _check_range("n", self.n, 1, 10_000_000)
+        _check_range("part_size", self.part_size, 1, 1_000_000)
         bad = [k for k in self.kinds if k not in KINDS]
         if not self.kinds or bad:
             raise ValueError(
@@ -167,6 +172,34 @@ async def generate_questions(
     return out
 
 
+def check_question(
+    q: Question, *, graph: LinkGraph, rank: int | None, config: QuestionConfig
+) -> Question:
+    """`q` with its checks filled in (leakage, shortcut, uniqueness, form) and `rejected` set to
+    the comma-separated reasons when any fails; `rank` is the answer document's search rank."""
+    leaked = find_leak(q.question, leak_names(q, graph.docs))
+    problem = well_formed_problem(q.question, min_words=config.min_words, max_words=config.max_words)
+    checks = Checks(
+        leakage=bool(leaked),
+        leaked=leaked,
+        shortcut_rank=rank,
+        shortcut=rank is not None and rank <= config.shortcut_rank,
+        unique=is_unique(q, graph),
+        well_formed=not problem,
+    )
+    reasons = [
+        name
+        for name, failed in (
+            ("leakage", checks.leakage),
+            ("shortcut", checks.shortcut),
+            ("not_unique", checks.unique is False),
+            (f"malformed({problem})", bool(problem)),
+        )
+        if failed
+    ]
+    return replace(q, checks=checks, rejected=",".join(reasons))
+
+
 class _Stage:
     """Compose and check one wave of plans."""
 
@@ -216,28 +249,7 @@ class _Stage:
                        answer_doc=answer_doc)
 
     def _check(self, q: Question, rank: int | None) -> Question:
-        cfg = self.config
-        leaked = find_leak(q.question, leak_names(q, self.graph.docs))
-        problem = well_formed_problem(q.question, min_words=cfg.min_words, max_words=cfg.max_words)
-        checks = Checks(
-            leakage=bool(leaked),
-            leaked=leaked,
-            shortcut_rank=rank,
-            shortcut=rank is not None and rank <= cfg.shortcut_rank,
-            unique=is_unique(q, self.graph),
-            well_formed=not problem,
-        )
-        reasons = [
-            name
-            for name, failed in (
-                ("leakage", checks.leakage),
-                ("shortcut", checks.shortcut),
-                ("not_unique", checks.unique is False),
-                (f"malformed({problem})", bool(problem)),
-            )
-            if failed
-        ]
-        return replace(q, checks=checks, rejected=",".join(reasons))
+        return check_question(q, graph=self.graph, rank=rank, config=self.config)
 
     async def _closed_book(self, q: Question) -> Question:
         if q.rejected or self.model is None:
