@@ -287,11 +287,12 @@ def trajectory_report(rows: Iterable[dict[str, Any]],
                 faults[f"{f['kind']}:{'persistent' if f['persistent'] else 'transient'}"] += 1
     turns.sort()
     edges = (1, 5, 10, 20, 50, 100, 200, 600)
-    histogram: dict[str, int] = {}
+    histogram: list[dict[str, Any]] = []  # a list: bins keep their order in the JSON file
     lo = 0
     for hi in (*edges, None):
         label = f"{lo + 1}-{hi}" if hi is not None else f">{lo}"
-        histogram[label] = sum(1 for n in turns if n > lo and (hi is None or n <= hi))
+        count = sum(1 for n in turns if n > lo and (hi is None or n <= hi))
+        histogram.append({"turns": label, "trajectories": count})
         lo = hi if hi is not None else lo
     return {
         "trajectories": len(turns),

@@ -36,12 +36,22 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+_SYSTEM_CACHE: dict[tuple[int, bool], tuple[list[dict[str, Any]], str]] = {}
+
+
 def system_prompt(schemas: list[dict[str, Any]], *, text_calls: bool) -> str:
     """The system prompt: instructions plus the tools' JSON schemas."""
+    cached = _SYSTEM_CACHE.get((id(schemas), text_calls))
+    if cached is not None and cached[0] is schemas:  # the cache holds `schemas`, so ids are unique
+        return cached[1]
     tools = json.dumps(schemas, indent=1, ensure_ascii=False)
-    return prompts.AGENT_SYSTEM.format(
+    text = prompts.AGENT_SYSTEM.format(
         tools=tools, call_format=prompts.AGENT_TEXT_CALLS if text_calls else ""
     )
+    if len(_SYSTEM_CACHE) > 64:
+        _SYSTEM_CACHE.clear()
+    _SYSTEM_CACHE[(id(schemas), text_calls)] = (schemas, text)
+    return text
 
 
 @dataclass(slots=True)

@@ -60,6 +60,7 @@ def test_runner_writes_parts_report_and_skips_rejected(
     assert report["trajectories"] == 10 and sum(report["terminations"].values()) == 10
     assert report["annotations"]["answer_matches"] >= 8
     assert report["turns"]["max"] >= report["turns"]["p50"] >= report["turns"]["min"] > 0
+    assert sum(b["trajectories"] for b in report["turns"]["histogram"]) == 10
     assert set(report["faults"]) <= {f"{k}:{p}" for k in ("empty", "timeout", "format", "partial")
                                      for p in ("transient", "persistent")}
     on_disk = json.loads((build.reports / "trajectories.json").read_text())
