@@ -24,8 +24,14 @@ from typing import Any
 
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.layout import BuildDir
-from hopforge.corpus.parts import atomic_write_text, clear_parts, done_indexes, read_parts
-from hopforge.corpus.parts import write_json, write_part
+from hopforge.corpus.parts import (
+    atomic_write_text,
+    clear_parts,
+    done_indexes,
+    read_parts,
+    write_json,
+    write_part,
+)
 from hopforge.corpus.records import Document
 from hopforge.synth.chains import LinkGraph
 from hopforge.synth.chat import ChatModel

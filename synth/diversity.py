@@ -67,7 +67,7 @@ def self_bleu(
                 elif c > second:
                     table[gram] = (first, owner, c)
     lengths = sorted(len(d) for d in docs)
-    chosen = range(len(docs))
+    chosen: Sequence[int] = range(len(docs))
     if sample is not None and sample < len(docs):
         chosen = sorted(random.Random(seed).sample(range(len(docs)), sample))
     scores = [_bleu(i, docs[i], counts[i], top, lengths, n) for i in chosen]

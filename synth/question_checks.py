@@ -160,7 +160,8 @@ class NearDuplicates:
             raise ValueError(f"near-duplicate threshold must be in (0, 1], got {threshold}")
         self.threshold = threshold
         self.num_perm = num_perm
-        self._lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
+        # LSH finds candidates (its banding needs a threshold below 1); Jaccard decides.
+        self._lsh = MinHashLSH(threshold=min(threshold, 0.9), num_perm=num_perm)
         self._shingles: dict[str, set[str]] = {}
         self._order: dict[str, int] = {}
 
