@@ -18,7 +18,7 @@ import logging
 import random
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Self
 
 import httpx
@@ -42,24 +42,12 @@ from hopforge.synth.openai_format import (
     parse_chat_response,
 )
 from hopforge.synth.records import Usage
+from hopforge.synth.replicas import Replica, ReplicaSet
 from hopforge.synth.retry import Backoff, is_retryable_status, parse_retry_after
 
-__all__ = ["ModelRequestError", "OpenAIChatModel", "Replica", "StageModel"]
+__all__ = ["ModelRequestError", "OpenAIChatModel", "StageModel"]
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(slots=True)
-class Replica:
-    """One base URL and what the client knows about it."""
-
-    url: str
-    in_flight: int = 0
-    down_until: float = 0.0  # event-loop time before which it is set aside
-    marked_at: float = -1.0  # when it was last set aside
-    failures: int = 0  # consecutive failed incidents (drives its backoff)
-    requests: int = 0
-    errors: int = 0
 
 
 class OpenAIChatModel:
@@ -115,7 +103,6 @@ class OpenAIChatModel:
             )
         self.model = model.strip()
         self.name = f"openai:{self.model}"
-        self.replicas = [Replica(url=u) for u in dict.fromkeys(urls)]
         self.concurrency = concurrency
         self.max_retries = max_retries
         self.backoff = backoff or Backoff()
@@ -125,12 +112,13 @@ class OpenAIChatModel:
         self.usage = Usage()
         self.usage_by_stage: dict[str, Usage] = {}
         self.retries = 0
+        self.backoff_seconds = 0.0  # time spent waiting before retries
         self._api_key = api_key or None
         self._timeout = httpx.Timeout(
             connect=connect_timeout, read=read_timeout, write=connect_timeout, pool=None
         )
         self._rng = random.Random(seed)
-        self._turn = 0  # round-robin position among equally loaded replicas
+        self._replicas = ReplicaSet(urls, self.backoff, self._rng)
         self._pool_shard_size = pool_shard_size
         self._sem: asyncio.Semaphore | None = None
         self._pools: PoolSet | None = None
@@ -138,6 +126,11 @@ class OpenAIChatModel:
     def __repr__(self) -> str:  # no API key here, ever
         urls = ", ".join(r.url for r in self.replicas)
         return f"OpenAIChatModel(model={self.model!r}, base_urls=[{urls}])"
+
+    @property
+    def replicas(self) -> list[Replica]:
+        """The base URLs with their load and error counts."""
+        return self._replicas.replicas
 
     @property
     def base_urls(self) -> list[str]:
@@ -226,6 +219,7 @@ class OpenAIChatModel:
         return {
             "model": self.model,
             "retries": self.retries,
+            "backoff_seconds": round(self.backoff_seconds, 3),
             "usage": {
                 "prompt_tokens": self.usage.prompt_tokens,
                 "completion_tokens": self.usage.completion_tokens,
@@ -249,20 +243,22 @@ class OpenAIChatModel:
         for attempt in range(self.max_retries + 1):
             if attempt:
                 self.retries += 1
-            wait = self._time_until_up(loop.time())
+            wait = self._replicas.time_until_up(loop.time())
             if wait > 0:
-                await asyncio.sleep(wait * (1 + 0.1 * self._rng.random()))
+                wait *= 1 + 0.1 * self._rng.random()  # waiters on one replica wake spread out
+                self.backoff_seconds += wait
+                await asyncio.sleep(wait)
             async with self._sem:
-                replica = self._pick(loop.time())
+                replica = self._replicas.pick(loop.time())
                 started = loop.time()
                 replica.in_flight += 1
                 replica.requests += 1
                 try:
                     return await self._post_once(replica, body)
                 except _Retryable as exc:
-                    replica.errors += 1
                     failures.append(exc.failure)
-                    self._set_aside(replica, started, loop.time(), exc.failure.retry_after)
+                    now = loop.time()
+                    self._replicas.set_aside(replica, started, now, exc.failure.retry_after)
                     log.warning(
                         "model server %s: %s (try %d of %d)",
                         replica.url,
@@ -304,7 +300,7 @@ class OpenAIChatModel:
             raise request_error(
                 replica.url, response.status_code, detail, model=self.model, secret=self._api_key
             )
-        replica.failures = 0
+        self._replicas.answered(replica)
         try:
             payload = response.json()
         except ValueError:
@@ -319,29 +315,6 @@ class OpenAIChatModel:
             fallback_model=self.model,
             latency_s=time.perf_counter() - started,
         )
-
-    def _pick(self, now: float) -> Replica:
-        up = [r for r in self.replicas if r.down_until <= now]
-        if not up:
-            return min(self.replicas, key=lambda r: r.down_until)
-        least = min(r.in_flight for r in up)
-        tied = [r for r in up if r.in_flight == least]
-        self._turn += 1
-        return tied[self._turn % len(tied)]
-
-    def _time_until_up(self, now: float) -> float:
-        return max(0.0, min(r.down_until for r in self.replicas) - now)
-
-    def _set_aside(
-        self, replica: Replica, started: float, now: float, retry_after: float | None
-    ) -> None:
-        # Failures of requests sent before the replica was last set aside are the same incident:
-        # they do not lengthen its backoff, so one outage does not ratchet the wait to the cap.
-        if replica.marked_at < started:
-            replica.failures += 1
-        replica.marked_at = now
-        delay = self.backoff.delay(replica.failures - 1, self._rng, retry_after)
-        replica.down_until = max(replica.down_until, now + delay)
 
 
 class StageModel:

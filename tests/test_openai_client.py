@@ -18,6 +18,7 @@ from hopforge.synth.openai_client import OpenAIChatModel
 from hopforge.synth.openai_errors import ModelRequestError
 from hopforge.synth.openai_format import RAW_ARGUMENTS, completion_message, json_schema_format
 from hopforge.synth.records import ToolCall
+from hopforge.synth.replicas import ReplicaSet
 from hopforge.synth.retry import Backoff
 
 from tests.openai_server import OpenAITestServer, Reply
@@ -165,8 +166,8 @@ def test_429_retry_after_is_honoured(openai_server: OpenAITestServer) -> None:
     openai_server.enqueue(Reply.error(429, retry_after=0.5), Reply.text("ok"))
     model = make(openai_server.base_url, backoff=Backoff(base_s=0.001, cap_s=0.002))
     assert one(model).text == "ok"
-    first, second = openai_server.recorded
-    assert second.at - first.at >= 0.45  # the computed backoff alone would be ~1 ms
+    assert len(openai_server.requests) == 2
+    assert 0.45 <= model.backoff_seconds <= 0.7  # the computed backoff alone would be ~1 ms
 
 
 def test_retry_after_is_capped(openai_server: OpenAITestServer) -> None:
@@ -392,3 +393,25 @@ def test_connection_pools_are_sharded(openai_server: OpenAITestServer) -> None:
     asyncio.run(go())
     assert pools.open_clients == 0
     assert sorted(peak.count(i) for i in set(peak)) == [13, 13, 14]
+
+
+def test_replica_set_prefers_idle_and_counts_one_outage_once() -> None:
+    replicas = ReplicaSet(
+        ["http://a/v1", "http://b/v1"], Backoff(base_s=1, cap_s=8), random.Random(0)
+    )
+    a, b = replicas.replicas
+    a.in_flight = 2
+    assert replicas.pick(now=0.0) is b
+    # three requests sent at t=0 all fail: one incident, so a's backoff is the first step (0.5-1 s)
+    for now in (1.0, 1.1, 1.2):
+        replicas.set_aside(a, started=0.0, now=now, retry_after=None)
+    assert a.failures == 1 and a.errors == 3 and 1.5 <= a.down_until <= 2.2
+    assert replicas.pick(now=1.3) is b and replicas.time_until_up(now=1.3) == 0.0
+    replicas.set_aside(b, started=1.0, now=1.3, retry_after=5.0)  # Retry-After wins
+    assert replicas.pick(now=1.4) is a  # both aside: a comes back first
+    assert 6.3 <= b.down_until <= 6.8
+    assert replicas.time_until_up(now=1.4) == a.down_until - 1.4
+    replicas.set_aside(a, started=3.0, now=3.0, retry_after=None)  # a new incident: next step
+    assert a.failures == 2
+    replicas.answered(a)
+    assert a.failures == 0
