@@ -9,6 +9,7 @@ does not land in shell history or process listings.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -202,6 +203,7 @@ def open_settings(settings: TeacherSettings) -> OpenAIChatModel | None:
         return None
     from hopforge.synth.openai_client import OpenAIChatModel
 
+    quiet_http_logs()
     return OpenAIChatModel(
         settings.urls,
         settings.model,
@@ -211,3 +213,10 @@ def open_settings(settings: TeacherSettings) -> OpenAIChatModel | None:
         max_retries=settings.max_retries,
         structured_output=settings.structured_output,
     )
+
+
+def quiet_http_logs() -> None:
+    """Drop httpx's one INFO line per request (thousands per stage) unless debugging."""
+    httpx_log = logging.getLogger("httpx")
+    if httpx_log.level == logging.NOTSET and not logging.getLogger().isEnabledFor(logging.DEBUG):
+        httpx_log.setLevel(logging.WARNING)

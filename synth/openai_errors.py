@@ -90,7 +90,8 @@ def unavailable_error(
     for url in urls:
         f = last[url]
         detail = _error_detail(_redact(f.detail, secret))
-        parts.append(f"{url}: {f.problem}" + (f" ({detail})" if detail else ""))
+        prefix = f"{url}: " if len(urls) > 1 else ""
+        parts.append(f"{prefix}{f.problem}" + (f" ({detail})" if detail else ""))
     tries = f"{attempts} {'try' if attempts == 1 else 'tries'}"
     where = ", ".join(urls)
     kinds = {_kind(f) for f in last.values()}
