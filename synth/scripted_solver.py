@@ -42,19 +42,22 @@ class ScriptedConfig:
     wrong_doc: float = 0.08  # open a wrong hit before the right one
     reformulate: float = 0.15  # start a hop with a vague query, then rephrase
     dead_end: float = 0.05  # a side search and read that leads nowhere
+    early_answer: float = 0.1  # stop at an intermediate document and answer its title (wrong)
     max_retries: int = 2  # the same call again after an error
-    max_queries: int = 4  # queries per document before giving up on it
+    max_queries: int = 5  # queries per document, then one wider search, then it gives up
+    wide_k: int = 15  # results asked for by that last, wider search
     call_format: Literal["native", "tagged", "fenced"] = "native"
     k: int = 5
 
     def __post_init__(self) -> None:
-        for name in ("wrong_doc", "reformulate", "dead_end"):
+        for name in ("wrong_doc", "reformulate", "dead_end", "early_answer"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise HopforgeError(
                     f"ScriptedConfig.{name} = {value!r} is out of range: use a rate in [0, 1]."
                 )
-        for name, lo, hi in (("max_retries", 0, 20), ("max_queries", 1, 50), ("k", 1, 20)):
+        for name, lo, hi in (("max_retries", 0, 20), ("max_queries", 1, 50), ("k", 1, 20),
+                                ("wide_k", 1, 20)):
             value = getattr(self, name)
             if not lo <= value <= hi:
                 raise HopforgeError(
@@ -198,18 +201,20 @@ class ScriptedTeacher:
     def _answer_call(self, text: str) -> ToolCall:
         return ToolCall(name="answer", arguments={"text": text})
 
-    def _search(self, query: str) -> ToolCall:
+    def _search(self, query: str, k: int | None = None) -> ToolCall:
         self.queries.append(query)
         args: dict[str, Any] = {"query": query}
-        if self.config.k != 5:
-            args["k"] = self.config.k
+        k = k or self.config.k
+        if k != 5:
+            args["k"] = k
         return ToolCall(name="search", arguments=args)
 
     def _queries(self, doc_id: str, hop_clue: str, bridge: str, first: bool) -> list[str]:
         title = self._title(doc_id)
         if first:
             kws = _keywords(self.question.question, 6, names_first=True)
-            options = [" ".join(kws), title, f"{title} {' '.join(kws[:2])}"]
+            other = _keywords(self.question.question, 2, exclude=title, names_first=True)
+            options = [" ".join(kws), title, f"{title} {' '.join(other)}"]
         else:
             name = bridge or title
             near = _keywords(hop_clue, 2, exclude=name)
@@ -220,6 +225,10 @@ class ScriptedTeacher:
                 if vague:
                     options.insert(0, vague)
             options.append(title)
+            target = self.docs.get(doc_id)
+            if target is not None:  # what the thing is about: a guess a reader would make
+                about = _keywords(target.text[:200], 2, exclude=f"{name} {title}")
+                options.append(f"{title} {' '.join(about)}")
         seen: list[str] = []
         for o in (o.strip() for o in options):
             if o and o not in seen:
@@ -250,7 +259,9 @@ class ScriptedTeacher:
             obs = yield from self._call_with_retries(thought, self._search(query))
             if doc_id in _DOC_ID.findall(obs):
                 return obs
-        return None
+        wide = self._search(self._title(doc_id), k=self.config.wide_k)
+        obs = yield from self._call_with_retries("Still missing; asking for more results.", wide)
+        return obs if doc_id in _DOC_ID.findall(obs) else None
 
     def _read(self, doc_id: str, pattern: str) -> Generator[Act, str, None]:
         title = self._title(doc_id)
@@ -285,6 +296,9 @@ class ScriptedTeacher:
         route = self._route()
         into = {h.to_doc: h for h in q.hops}
         out_of = {h.from_doc: h for h in q.hops}
+        stop_at = -1  # a trajectory that jumps to a conclusion: answers an intermediate entity
+        if len(route) > 2 and self.rng.random() < self.config.early_answer:
+            stop_at = self.rng.randrange(1, len(route) - 1)
         for i, doc_id in enumerate(route):
             hop = into.get(doc_id)
             queries = self._queries(doc_id, hop.clue if hop else "", hop.bridge if hop else "",
@@ -303,6 +317,10 @@ class ScriptedTeacher:
             pattern = nxt.bridge if nxt else ""
             if not nxt and doc_id == route[-1] and q.answer.lower() != self._title(doc_id).lower():
                 pattern = q.answer  # confirm the answer where it is stated
+            if i == stop_at and self._title(doc_id).lower() != q.answer.lower():
+                yield (f"{self._title(doc_id)} must be the answer.",
+                       self._answer_call(self._title(doc_id)))
+                return
             yield from self._read(doc_id, pattern)
             self.visited.append(doc_id)
             self.facts.append((nxt.clue if nxt else f"{self._title(doc_id)} was read.", doc_id))

@@ -18,7 +18,7 @@ from hopforge.synth.context import (
 )
 from hopforge.synth.faults import FaultConfig, FaultyTools
 from hopforge.synth.records import Checkpoint, Question, ToolCall
-from hopforge.synth.scripted_solver import ScriptedTeacher
+from hopforge.synth.scripted_solver import ScriptedConfig, ScriptedTeacher
 from hopforge.synth.trajectories import (
     BatchedTools,
     SearchBatcher,
@@ -69,7 +69,8 @@ def agent(question: Question, teacher: Any, searcher: Any, **config: Any) -> Any
 
 def test_scripted_teacher_solves_every_chain(agent_questions: list, agent_searcher: Any) -> None:
     def factory(q: Question, sample: int, seed: int) -> Any:
-        return ScriptedTeacher(q, agent_searcher.documents, seed=seed)
+        return ScriptedTeacher(q, agent_searcher.documents, seed=seed,
+                               config=ScriptedConfig(early_answer=0.0))
 
     config = TrajectoryConfig(samples=2, concurrency=4)
     trajectories = asyncio.run(run_trajectories(agent_questions, agent_searcher, factory,

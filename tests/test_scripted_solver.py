@@ -16,7 +16,8 @@ def solve(questions: list[Question], searcher: Any, *, samples: int = 1,
     cfg = TrajectoryConfig(samples=samples, **config)
 
     def factory(q: Question, sample: int, seed: int) -> Any:
-        return ScriptedTeacher(q, searcher.documents, seed=seed, config=scripted)
+        return ScriptedTeacher(q, searcher.documents, seed=seed,
+                               config=scripted or ScriptedConfig(early_answer=0.0))
 
     return asyncio.run(run_trajectories(questions, searcher, factory, config=cfg))
 
@@ -50,7 +51,7 @@ def test_deterministic_for_a_seed_and_varied_across_seeds(
 
 
 def test_plays_the_chain_search_open_find(agent_questions: list, agent_searcher: Any) -> None:
-    quiet = ScriptedConfig(wrong_doc=0, reformulate=0, dead_end=0)
+    quiet = ScriptedConfig(wrong_doc=0, reformulate=0, dead_end=0, early_answer=0)
     [t] = solve(agent_questions[:1], agent_searcher, scripted=quiet)
     names = [n for n, _ in calls(t)]
     assert names[0] == "search" and names[-1] == "answer"
@@ -66,19 +67,28 @@ def test_detours_at_full_rate(agent_questions: list, agent_searcher: Any) -> Non
     q = agent_questions[0]
     gold = set(q.evidence)
     [wrong] = solve([q], agent_searcher, scripted=ScriptedConfig(wrong_doc=1.0, reformulate=0,
-                                                                  dead_end=0))
+                                                                  dead_end=0, early_answer=0))
     opened = [json.loads(a)["doc_id"] for n, a in calls(wrong) if n == "open"]
     assert any(d not in gold for d in opened) and wrong.final_answer == q.answer
     [vague] = solve([q], agent_searcher, scripted=ScriptedConfig(wrong_doc=0, reformulate=1.0,
-                                                                  dead_end=0))
+                                                                  dead_end=0, early_answer=0))
     queries = [json.loads(a)["query"] for n, a in calls(vague) if n == "search"]
     bridges = [h.bridge.lower() for h in q.hops]
     assert any(not any(b in qu.lower() for b in bridges) for qu in queries[1:])
     [side] = solve([q], agent_searcher, scripted=ScriptedConfig(wrong_doc=0, reformulate=0,
-                                                                 dead_end=1.0))
+                                                                 dead_end=1.0, early_answer=0))
     side_queries = [json.loads(a)["query"] for n, a in calls(side) if n == "search"]
     titles = {agent_searcher.documents[d].title for d in agent_searcher.documents if d not in gold}
     assert any(qu in titles for qu in side_queries) and side.final_answer == q.answer
+
+
+def test_early_answers_name_an_intermediate_entity(agent_questions: list,
+                                                   agent_searcher: Any) -> None:
+    trajectories = solve(agent_questions, agent_searcher,
+                         scripted=ScriptedConfig(early_answer=1.0))
+    for t, q in zip(trajectories, agent_questions):
+        middle = {agent_searcher.documents[d].title for d in q.evidence[1:-1]}
+        assert t.termination == "answer" and t.final_answer in middle
 
 
 def test_retries_after_a_transient_fault(agent_questions: list, agent_searcher: Any) -> None:
@@ -123,13 +133,15 @@ def test_gives_up_when_nothing_can_be_found(agent_questions: list, agent_searche
                 faults=FaultConfig(empty=1.0, persistent=1.0))
     assert t.termination == "answer" and t.final_answer == "I could not find the answer."
     searches = [x for x in t.turns if x.call.name == "search"]
-    assert len(searches) == len({x.call.arguments["query"] for x in searches}) >= 2
+    tried = [(x.call.arguments["query"], x.call.arguments.get("k", 5)) for x in searches]
+    assert len(tried) == len(set(tried)) >= 3 and tried[-1][1] == ScriptedConfig().wide_k
 
 
 @pytest.mark.parametrize("fmt", ["tagged", "fenced"])
 def test_text_formats_give_the_same_calls(fmt: str, agent_questions: list, agent_searcher: Any) -> None:
     native = solve(agent_questions[:2], agent_searcher)
-    text = solve(agent_questions[:2], agent_searcher, scripted=ScriptedConfig(call_format=fmt),
+    text = solve(agent_questions[:2], agent_searcher,
+                 scripted=ScriptedConfig(call_format=fmt, early_answer=0),
                  call_format="text")
     assert [calls(t) for t in text] == [calls(t) for t in native]
     assert all(("<tool_call>" if fmt == "tagged" else "```json") in x.raw
