@@ -118,6 +118,7 @@ class SearchBatcher:
         self.queries = 0
         self._pending: list[tuple[str, int, str, asyncio.Future[list[Hit]]]] = []
         self._draining = False
+        self._task: asyncio.Task[None] | None = None
         self._executor: ThreadPoolExecutor | None = None
 
     async def search(self, query: str, k: int, mode: str) -> list[Hit]:
@@ -127,7 +128,7 @@ class SearchBatcher:
         self._pending.append((query, k, mode, future))
         if not self._draining:
             self._draining = True
-            loop.create_task(self._drain())
+            self._task = loop.create_task(self._drain())  # held: a task must not be collected
         return await future
 
     async def _drain(self) -> None:

@@ -273,3 +273,18 @@ def test_search_batcher_coalesces_concurrent_searches(agent_searcher: Any) -> No
     assert asyncio.run(main2()) == [agent_searcher.search(q, k=2, mode="bm25") for q in queries]
     assert threaded.batches == 1
     threaded.close()
+
+
+def test_batched_tools_give_the_toolbox_results(agent_searcher: Any) -> None:
+    toolbox = ToolBox(agent_searcher)
+    batched = BatchedTools(toolbox, SearchBatcher(agent_searcher))
+    calls = [("search", {"query": "Quillon"}), ("search", {"query": "lighthouse", "k": 2}),
+             ("open", {"doc_id": "quillon"}), ("search", {"query": ""}),
+             ("find", {"doc_id": "quillon", "pattern": "Grey"})]
+
+    async def main() -> list[Any]:
+        return await asyncio.gather(*(batched.call(n, a) for n, a in calls))
+
+    assert asyncio.run(main()) == [toolbox.call(n, a) for n, a in calls]
+    assert batched.batcher.batches == 1 and batched.batcher.queries == 2
+    assert batched._primed.primed == {}  # every prefetched search was used
