@@ -177,13 +177,14 @@ def run_trajectories_build(
     pending = [i for i in expected if i not in done]
     journaled = {i: _read_journal(_journal(directory, i), set(expected[i])) for i in pending}
     writer = _PartWriter(directory, {i: expected[i] for i in pending}, journaled)
+    reused = sum(len(rows) for rows in journaled.values())
     for i in pending:
         writer.finish(i)  # a run killed after its last trajectory but before the part was written
+    pending = [i for i in pending if i in writer.rows]
     todo_questions = [q for i in pending for q in parts[i]]
     skip = {tid for rows in writer.rows.values() for tid in rows}
     total = sum(len(t) for t in expected.values())
     finished = total - sum(len(expected[i]) for i in pending) + len(skip)
-    reused = len(skip)
     if progress is not None:
         progress(finished, total)
 

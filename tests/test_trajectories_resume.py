@@ -100,6 +100,23 @@ def test_crash_after_some_trajectories_then_resume_equals_uninterrupted(
     assert not list(broken.trajectories.glob(".part-*"))
 
 
+def test_a_fully_journaled_part_is_written_without_rerunning(
+    tmp_path: Path, agent_documents: list, agent_questions: list
+) -> None:
+    whole = make_build(tmp_path / "whole", agent_documents, agent_questions)
+    run_trajectories_build(whole, CONFIG)
+    cut = make_build(tmp_path / "cut", agent_documents, agent_questions)
+    cut.trajectories.mkdir(parents=True)
+    part = (whole.trajectories / "part-00001.jsonl").read_text()
+    (cut.trajectories / ".part-00001.journal.jsonl").write_text(part)  # killed before the rename
+    seen: list[tuple[int, int]] = []
+    report = run_trajectories_build(cut, CONFIG, progress=lambda d, t: seen.append((d, t)))
+    assert seen[0] == (4, 10) and len(seen) == 1 + 6
+    assert report["run"]["trajectories_reused_from_journal"] == 4
+    assert (cut.trajectories / "part-00001.jsonl").read_text() == part
+    assert rows_without_timing(cut) == rows_without_timing(whole)
+
+
 def test_sigkill_mid_run_then_resume(tmp_path: Path, agent_documents: list,
                                      agent_questions: list) -> None:
     args = ["trajectories", "--samples", "4", "--part-questions", "1", "--faults", "0.6",
