@@ -68,7 +68,7 @@ class OpenAIChatModel:
         tool_choice: str | None = None,
         extra_body: Mapping[str, Any] | None = None,
         seed: int | None = None,
-        pool_shard_size: int = 16,
+        pool_shard_size: int = 8,
     ) -> None:
         urls = [base_urls] if isinstance(base_urls, str) else list(base_urls)
         urls = [u.strip().rstrip("/") for u in urls if u and u.strip()]
