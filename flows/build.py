@@ -17,8 +17,9 @@ from typing import Any
 
 from hopforge.corpus.errors import HopforgeError
 from hopforge.flows.artifacts import ProgressArtifact, artifact_key, publish_stage
-from hopforge.flows.config import STAGES, BuildSettings, load_config
+from hopforge.flows.config import STAGES, BuildConfig, BuildSettings, load_config, today_utc
 from hopforge.flows.engine import TerminalProgress, prepare_build, resolve_config, run_stage
+from hopforge.flows.state import build_lock
 from hopforge.flows.summary import summary_markdown
 from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact
@@ -111,7 +112,14 @@ def build_flow(
 ) -> dict[str, Any]:
     """Build the dataset described by the build file `config` (or "builtin:demo")."""
     cfg = resolve_config(config, out)
-    build = prepare_build(cfg, from_stage=from_stage, force=force or ())
+    today = today_utc()  # one date for the whole run
+    with build_lock(cfg.out_dir(today).resolve()):
+        return _build(cfg, today, from_stage, force or [])
+
+
+def _build(cfg: BuildConfig, today: str, from_stage: str | None, force: list[str]
+           ) -> dict[str, Any]:
+    build = prepare_build(cfg, from_stage=from_stage, force=force, today=today)
     rows: list[dict[str, Any]] = []
     with cpu_runner(cfg.build) as runner:
         for stage in STAGES:

@@ -136,7 +136,7 @@ class BuildConfig:
         """The build directory; `{date}` in [build] out becomes `today` (YYYY-MM-DD)."""
         out = self.build.out or f"builds/{self.build.name}"
         if "{date}" in out:
-            out = out.replace("{date}", today or _today())
+            out = out.replace("{date}", today or today_utc())
         path = Path(out).expanduser()
         return path if path.is_absolute() else (Path.cwd() / path if not self.build.out
                                                  else self.base_dir / path)
@@ -210,7 +210,7 @@ def _digest(obj: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def _today() -> str:
+def today_utc() -> str:
     import datetime
 
     return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")

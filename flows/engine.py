@@ -18,13 +18,16 @@ from typing import Any
 
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.layout import BuildDir
-from hopforge.flows.config import STAGES, BuildConfig, load_config, read_frozen_hash
+from hopforge.flows.config import STAGES, BuildConfig, load_config, read_frozen_hash, today_utc
 from hopforge.flows.state import (
+    LOCK,
+    build_lock,
     check_stage,
     drop_markers,
     output_digest,
     plan_rerun,
     read_marker,
+    remove_temporaries,
     reset_outputs,
     stage_key,
     stage_outputs,
@@ -65,7 +68,7 @@ def prepare_build(
     root = build.root
     if root.exists() and not root.is_dir():
         raise HopforgeError(f"{root} is a file; pick a directory for --out")
-    if root.is_dir() and any(root.iterdir()) and not build.config.exists():
+    if root.is_dir() and any(p.name != LOCK for p in root.iterdir()) and not build.config.exists():
         raise HopforgeError(
             f"{root} is not empty and holds no build.toml, so it is not a hopforge build "
             "directory; pick an empty or new directory for --out"
@@ -131,8 +134,9 @@ def run_stage(
     start = read_marker(build, stage, "start")
     resume = bool(start and start.get("key") == key and runners.resumable(stage))
     drop_markers(build, stage)
-    if not resume:
+    if not resume and runners.clears_before_fresh_start(stage):
         reset_outputs(build, stage)
+    remove_temporaries(stage_outputs(build, stage))
     write_marker(build, stage, "start", {"stage": stage, "key": key, "config_hash": config_hash})
     log.info("%s: %s", stage, "resuming" if resume else "running")
     t0 = time.perf_counter()
@@ -166,12 +170,11 @@ class TerminalProgress:
     def __call__(self, done: int, total: int) -> None:
         from tqdm import tqdm
 
-        if self._bar is None:
+        if self._bar is None:  # disable=None: no bar when stderr is not a terminal
             self._bar = tqdm(total=total, desc=self.stage, unit="rec", leave=False,
-                             mininterval=1.0)
+                             mininterval=1.0, disable=None)
         self._bar.total = total
-        self._bar.n = done
-        self._bar.refresh()
+        self._bar.update(done - self._bar.n)
 
     def close(self) -> None:
         if self._bar is not None:
@@ -186,16 +189,18 @@ def run_build(
     on_stage: Callable[[StageResult], None] | None = None,
 ) -> tuple[BuildDir, list[dict[str, Any]]]:
     """The whole build without Prefect: every stage in order, on the same on-disk markers."""
-    build = prepare_build(config, from_stage=from_stage, force=force)
     rows = []
-    for stage in STAGES:
-        bar = TerminalProgress(stage)
-        try:
-            result = run_stage(build.root, stage, progress=bar)
-        finally:
-            bar.close()
-        log.info("%s: %s in %.1f s", stage, result.status, result.seconds)
-        rows.append(result.to_row())
-        if on_stage:
-            on_stage(result)
+    today = today_utc()
+    with build_lock(config.out_dir(today).resolve()):
+        build = prepare_build(config, from_stage=from_stage, force=force, today=today)
+        for stage in STAGES:
+            bar = TerminalProgress(stage)
+            try:
+                result = run_stage(build.root, stage, progress=bar)
+            finally:
+                bar.close()
+            log.info("%s: %s in %.1f s", stage, result.status, result.seconds)
+            rows.append(result.to_row())
+            if on_stage:
+                on_stage(result)
     return build, rows

@@ -20,16 +20,28 @@ from hopforge.flows.state import source_fingerprint
 log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None] | None
-# Stages whose runner skips the parts it finished before (the rest start over after a crash).
+# Stages whose runner skips the parts it finished before. Their folder is emptied before a
+# fresh start (new settings or inputs); the other stages replace their output atomically
+# themselves, so a rerun after a crash simply runs them again (and the index keeps its
+# embedding cache across settings changes).
 RESUMABLE = frozenset({"questions", "trajectories"})
-# The statistics a stage's done-marker keeps (its full report stays in BUILD/reports/).
+# The statistics a stage's done-marker keeps, as dotted paths into the stage's report (the
+# full report stays in BUILD/reports/).
 HEADLINE: dict[str, tuple[str, ...]] = {
-    "ingest": ("documents", "links", "isolated_docs", "largest_component", "total_words",
-               "problems"),
+    "ingest": ("documents", "links", "isolated_docs", "total_words", "problems"),
+    "index": ("documents", "passages", "dense.vectors", "dense.embedded", "dense.reused"),
+    "questions": ("accepted", "rejected", "attempted", "acceptance_rate"),
+    "trajectories": ("trajectories", "terminations.answer", "turns.mean", "turns.max"),
+    "score": ("trajectories", "pairs", "correct_share"),
+    "filter": ("trajectories", "kept", "dropped"),
 }
 
 
 def resumable(stage: str) -> bool:
+    return stage in RESUMABLE
+
+
+def clears_before_fresh_start(stage: str) -> bool:
     return stage in RESUMABLE
 
 
@@ -63,7 +75,7 @@ def _ingest(build: BuildDir, config: BuildConfig, progress: Progress) -> dict[st
             "and format (`hopforge ingest --help` lists the formats)"
         )
     write_corpus(build, result.documents, result.stats)
-    return {k: result.stats[k] for k in HEADLINE["ingest"] if k in result.stats}
+    return _headline("ingest", result.stats)
 
 
 def _builtin_path(source: str) -> Path:
@@ -75,8 +87,7 @@ def _builtin_path(source: str) -> Path:
 def _index(build: BuildDir, config: BuildConfig, progress: Progress) -> dict[str, Any]:
     from hopforge.corpus.index import build_index
 
-    manifest = build_index(build, config.stages["index"])
-    return {k: v for k, v in manifest.items() if isinstance(v, int | float | str | bool)}
+    return _headline("index", build_index(build, config.stages["index"]))
 
 
 def open_teacher(config: BuildConfig) -> Any:
@@ -91,6 +102,14 @@ def open_teacher(config: BuildConfig) -> Any:
         concurrency=t.concurrency, read_timeout=t.read_timeout, max_retries=t.max_retries,
         structured_output=t.structured_output,
     ))
+
+
+def _questions(build: BuildDir, config: BuildConfig, progress: Progress) -> dict[str, Any]:
+    from hopforge.flows.run_questions import run_questions_build
+
+    report = run_questions_build(build, config.stages["questions"],
+                                 teacher=open_teacher(config), progress=progress)
+    return _headline("questions", report)
 
 
 def _trajectories(build: BuildDir, config: BuildConfig, progress: Progress) -> dict[str, Any]:
@@ -125,23 +144,20 @@ def _export(build: BuildDir, config: BuildConfig, progress: Progress) -> dict[st
 
 
 def _headline(stage: str, report: dict[str, Any]) -> dict[str, Any]:
-    keys = HEADLINE.get(stage)
-    if keys:
-        return {k: report[k] for k in keys if k in report}
-    return {k: v for k, v in report.items() if isinstance(v, int | float | str | bool)}
-
-
-def _not_yet(stage: str) -> Callable[[BuildDir, BuildConfig, Progress], dict[str, Any]]:
-    def runner(build: BuildDir, config: BuildConfig, progress: Progress) -> dict[str, Any]:
-        raise HopforgeError(f"the {stage} stage is not available in this hopforge")
-
-    return runner
+    out: dict[str, Any] = {}
+    for path in HEADLINE[stage]:
+        value: Any = report
+        for key in path.split("."):
+            value = value.get(key) if isinstance(value, dict) else None
+        if value is not None:
+            out[path.replace(".", "_")] = value
+    return out
 
 
 _RUNNERS: dict[str, Callable[[BuildDir, BuildConfig, Progress], dict[str, Any]]] = {
     "ingest": _ingest,
     "index": _index,
-    "questions": _not_yet("questions"),
+    "questions": _questions,
     "trajectories": _trajectories,
     "score": _score,
     "filter": _filter,

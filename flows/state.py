@@ -10,11 +10,15 @@ Correctness rests on these files only, never on Prefect's result cache.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import logging
+import os
 import shutil
-from collections.abc import Iterable, Mapping, Sequence
+import socket
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +30,7 @@ from hopforge.flows.config import STAGES
 log = logging.getLogger(__name__)
 
 MARKERS = "stages"
+LOCK = ".lock"
 # Left out of output digests: temporary files (dot names) of an unfinished write, and manifests,
 # which carry timestamps; the data files they describe are hashed.
 DIGEST_SKIP = frozenset({"manifest.json"})
@@ -84,6 +89,45 @@ def reset_outputs(build: BuildDir, stage: str) -> None:
             shutil.rmtree(path)
         elif path.exists():
             path.unlink()
+
+
+def remove_temporaries(paths: Iterable[Path]) -> int:
+    """Remove temporary files that a killed write left under `paths` (never journals or parts)."""
+    removed = 0
+    for root in paths:
+        if root.is_dir():
+            for p in root.rglob(".*.tmp-*"):
+                if p.is_file():
+                    p.unlink()
+                    removed += 1
+    return removed
+
+
+@contextlib.contextmanager
+def build_lock(root: Path) -> Iterator[None]:
+    """Hold BUILD/.lock for the length of a build: two builds never write one directory."""
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / LOCK
+    with open(path, "a+", encoding="utf-8") as fh:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            holder = fh.read().strip() or "another process"
+            raise HopforgeError(
+                f"another build is running in {root} ({holder}); wait for it to finish or stop "
+                "it, or pick another --out"
+            ) from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"pid {os.getpid()} on {socket.gethostname()}\n")
+        fh.flush()
+        try:
+            yield
+        finally:
+            fh.seek(0)
+            fh.truncate()
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
 def output_digest(paths: Iterable[Path]) -> str:
