@@ -88,6 +88,29 @@ def name_pattern(names: Sequence[str]) -> re.Pattern[str] | None:
     return re.compile(r"(?<![\w-])(?:" + "|".join(parts) + r")(?![\w-])", re.IGNORECASE)
 
 
+_NAME_WORD = re.compile(r"[A-Z][\w'-]*")
+
+
+def names_entity(text: str, m: re.Match[str], *, capitalized: bool) -> bool:
+    """Whether a match names the document rather than a common word or part of a longer name;
+    `capitalized`: the document's names are written with capitals.
+
+    "heart" does not name the film "Heart", and "Empire" in "the Byzantine Empire" or "The
+    Empire Strikes Back" is part of another name.
+    """
+    found = m.group(0)
+    if capitalized and found.islower():
+        return False
+    before = text[: m.start()].rstrip().rsplit(" ", 1)[-1] if m.start() else ""
+    after = text[m.end() :].lstrip().split(" ", 1)[0] if m.end() < len(text) else ""
+    at_start = not text[: m.start()].strip() or text[: m.start()].rstrip().endswith((".", ":"))
+    joined_before = bool(before) and not at_start and _NAME_WORD.fullmatch(before) is not None
+    joined_after = _NAME_WORD.fullmatch(after.rstrip(".,;:)\"'”’")) is not None
+    if " " in found:  # a multi-word name is specific enough
+        return True
+    return not (joined_before and before not in ("The", "A", "An")) and not joined_after
+
+
 def usable_clue(sentence: str, *, min_words: int = 4, max_words: int = 45) -> bool:
     """A sentence that can carry a hop: not a bare cross-reference list, not too short or long."""
     words = sentence.split()
@@ -147,7 +170,7 @@ class LinkGraph:
         return self._patterns[doc_id]
 
     def clue(self, src: str, dst: str) -> tuple[str, str] | None:
-        """(sentence of `src` naming `dst`, the name as written) or None when no sentence does."""
+        """(the shortest usable sentence of `src` naming `dst`, the name as written) or None."""
         key = (src, dst)
         if key not in self._clues:
             self._clues[key] = self._find_clue(src, dst)
@@ -157,11 +180,15 @@ class LinkGraph:
         pattern = self.pattern(dst)
         if pattern is None:
             return None
+        best: tuple[str, str] | None = None
+        upper = any(c.isupper() for c in self.docs[dst].title)
         for sentence in self.sentences(src):
-            m = pattern.search(clean_sentence(sentence))
-            if m and usable_clue(sentence):
-                return sentence, m.group(0)
-        return None
+            text = clean_sentence(sentence)
+            m = next((m for m in pattern.finditer(text) if names_entity(text, m, capitalized=upper)),
+                     None)
+            if m and usable_clue(sentence) and (best is None or len(sentence) < len(best[0])):
+                best = sentence, m.group(0)
+        return best
 
     def hop(self, src: str, dst: str) -> Hop | None:
         found = self.clue(src, dst)

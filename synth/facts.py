@@ -77,7 +77,9 @@ def blur_years(text: str) -> str:
     def sub(m: re.Match[str]) -> str:
         blurred = decade(int(m.group("year")))
         before = text[max(0, m.start() - 4) : m.start()].lower()
-        return blurred[4:] if before.endswith("the ") else blurred
+        if before.endswith(("the ", " a ", " an ")) or before in ("a ", "an "):
+            return blurred[4:]  # "the 1847 survey", "a 1996 film" -> "a 1990s film"
+        return blurred
 
     return _ON_DECADE.sub(r"in \1", _DATED_YEAR.sub(sub, text))
 
@@ -86,6 +88,9 @@ def blur_numbers(text: str) -> str:
     """Round numbers of three or more digits to one significant figure: 912 -> about 900."""
 
     def sub(m: re.Match[str]) -> str:
+        preceding = m.string[max(0, m.start() - 20) : m.start()].split()
+        if preceding and preceding[-1][:1].isupper():
+            return m.group(0)  # a model number: "the Motorola 68000"
         following = m.string[m.end() : m.end() + 12].split()
         if not following or not following[0].isalpha() or not following[0].islower():
             return m.group(0)  # a model number or code, not a quantity ("the Intel 8080")

@@ -10,7 +10,8 @@ from __future__ import annotations
 import hashlib
 import math
 import random
-from collections.abc import Iterator, Sequence
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from hopforge.synth.chains import LinkGraph, mention_names, spread_starts, walk, weighted_order
@@ -80,18 +81,40 @@ class Planner:
             self._facts = {d: year_facts(self.graph.docs[d]) for d in self.graph.order}
         return self._facts
 
-    def plans(self, count: int, seen: set[str], *, max_misses: int = 200) -> list[QuestionPlan]:
-        """Up to `count` new plans (qids not in `seen`, which is updated); fewer when exhausted."""
+    def plans(
+        self,
+        count: int,
+        seen: set[str],
+        *,
+        accepted: Mapping[str, int] | None = None,
+        max_misses: int = 200,
+    ) -> list[QuestionPlan]:
+        """Up to `count` new plans (qids not in `seen`, which is updated); fewer when exhausted.
+
+        Kinds are balanced: each plan is of the kind with the fewest `accepted` questions so far
+        (plus those already planned in this call); a kind whose draw fails yields to the next.
+        """
+        have = Counter({k: (accepted or {}).get(k, 0) for k in self.kinds})
         out: list[QuestionPlan] = []
         misses = 0
         while len(out) < count and misses < max_misses:
-            kind = self.kinds[self._turn % len(self.kinds)]
+            start = self._turn
             self._turn += 1
-            plan = self.plan(kind)
-            if plan is None or plan.qid in seen:
+            ranked = sorted(
+                range(len(self.kinds)),
+                key=lambda i: (have[self.kinds[i]], (i - start) % len(self.kinds)),
+            )
+            plan = None
+            for i in ranked:
+                plan = self.plan(self.kinds[i])
+                if plan is not None and plan.qid not in seen:
+                    break
                 misses += 1
+                plan = None
+            if plan is None:
                 continue
             seen.add(plan.qid)
+            have[plan.kind] += 1
             out.append(plan)
         return out
 
@@ -114,6 +137,8 @@ class Planner:
         if chain is None:
             return None
         last = self.graph.docs[chain.docs[-1]]
+        if "(disambiguation)" in last.title.lower():
+            return None
         facts = self.facts(last.doc_id)
         fact = None
         if facts and self.rng.random() < self.fact_answer_rate:
@@ -186,7 +211,12 @@ class Planner:
     def _intersection(self, seed: int) -> QuestionPlan | None:
         g = self.graph
         if self._targets is None:
-            pool = [d for d in g.order if len(g.inbound[d]) >= self.min_clues]
+            pool = [
+                d
+                for d in g.order
+                if len(g.inbound[d]) >= self.min_clues
+                and "(disambiguation)" not in g.docs[d].title.lower()
+            ]
             self._targets = _cycle(pool, self.rng)
         target = next(self._targets, None)
         if target is None:

@@ -1,7 +1,8 @@
 """The checks that make a question worth training on; each returns a verdict the stage stores.
 
 - leakage: the answer, an alias, or the name of a hidden evidence document is in the question;
-- shortcut: one search with the question text ranks the answer document within the top r;
+- shortcut: one search with the question text ranks the answer document within the top r
+  (a comparison: both compared documents);
 - closed-book (model teacher only): the teacher answers correctly without tools;
 - uniqueness (intersection): no other document is linked from every clue's document;
 - well-formed: length bounds, exactly one question, ending with a question mark;
@@ -21,6 +22,7 @@ from hopforge.synth.chains import LinkGraph, mention_names
 from hopforge.synth.records import Question
 
 _NON_WORD = re.compile(r"[^\w]+")
+_LETTER = re.compile(r"(?<![\w.'-])[XYZWVUTS](?!\.\w)(?![\w-])")  # a letter standing for an entity
 
 
 class SearchBackend(Protocol):
@@ -46,9 +48,17 @@ def tokens(text: str) -> list[str]:
 
 
 def contains_name(text: str, name: str) -> bool:
-    """Whether `name` occurs in `text` as whole words (case-sensitive for 1-2 letter names)."""
-    if len(name.strip()) <= 2:
-        return re.search(rf"(?<!\w){re.escape(name.strip())}(?!\w)", text) is not None
+    """Whether `name` occurs in `text` as whole words, ignoring case and punctuation; short names
+    (1-2 letters) must match exactly, and a capitalized one-word name is not matched by a
+    lower-case word."""
+    name = name.strip()
+    if len(name) <= 2:
+        return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text) is not None
+    if " " not in name and any(c.isupper() for c in name):  # "Heart" is not in "heart attack"
+        found = re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", text, re.IGNORECASE)
+        if any(not m.group(0).islower() for m in found):
+            return True
+        text = " ".join(w for w in text.split() if not w.islower())
     norm = normalize(name)
     return bool(norm) and f" {norm} " in f" {normalize(text)} "
 
@@ -88,11 +98,23 @@ def answer_rank(hits: Sequence[Hit], answer_doc: str) -> int | None:
 def shortcut_ranks(
     searcher: SearchBackend, questions: Sequence[Question], *, k: int, mode: str = ""
 ) -> list[int | None]:
-    """For each question, the rank of its answer document for a search with its text."""
+    """For each question, the rank of its answer document for a search with its text.
+
+    A comparison is answered only by reading both compared documents, so its rank is the worse
+    of the two: the depth at which one search surfaces everything needed.
+    """
     if not questions:
         return []
-    results = searcher.search_batch([q.question for q in questions], k=k, mode=mode or searcher.default_mode)
-    return [answer_rank(hits, q.answer_doc) for q, hits in zip(questions, results, strict=True)]
+    texts = [q.question for q in questions]
+    results = searcher.search_batch(texts, k=k, mode=mode or searcher.default_mode)
+    return [_needed_rank(q, hits) for q, hits in zip(questions, results, strict=True)]
+
+
+def _needed_rank(q: Question, hits: Sequence[Hit]) -> int | None:
+    if q.kind != "comparison":
+        return answer_rank(hits, q.answer_doc)
+    ranks = [answer_rank(hits, d) for d in q.evidence]
+    return None if any(r is None for r in ranks) else max(r for r in ranks if r is not None)
 
 
 def well_formed_problem(question: str, *, min_words: int, max_words: int) -> str:
@@ -108,6 +130,9 @@ def well_formed_problem(question: str, *, min_words: int, max_words: int) -> str
         return "no_question_mark"
     if question.count("?") > 1:
         return "several_questions"
+    *before, last = re.split(r"(?<=[.:;!])\s+", question.strip())
+    if set(_LETTER.findall(last)) - set(_LETTER.findall(" ".join(before))):
+        return "dangling_reference"  # "... What is X?" with X never introduced
     return ""
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import random
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
@@ -148,11 +149,13 @@ async def generate_questions(
         dups.add(q.qid, q.question)
     stage = _Stage(graph, searcher, config, teacher)
     out: list[Question] = []
+    kinds = Counter(q.kind for q in earlier)
     accepted = 0
     budget = n * config.attempts_per_question
     tried = 0
     while accepted < n and tried < budget:
-        wave = planner.plans(min(budget - tried, max(2 * (n - accepted), 8)), seen)
+        size = min(budget - tried, max(2 * (n - accepted), 8))
+        wave = planner.plans(size, seen, accepted=kinds)
         if not wave:
             log.info("no new question plans left after %d attempts", tried)
             break
@@ -168,6 +171,7 @@ async def generate_questions(
                 else:
                     dups.add(q.qid, q.question)
                     accepted += 1
+                    kinds[q.kind] += 1
             out.append(q)
     return out
 

@@ -20,7 +20,6 @@ from hopforge.synth.facts import (
     clean_sentence,
     description,
     event_question,
-    is_person_event,
     type_noun,
 )
 from hopforge.synth.plans import QuestionPlan
@@ -49,6 +48,26 @@ def _low(text: str) -> str:
     return text
 
 
+_CLAUSE_END = re.compile(
+    r",\s|;\s|\s[—–]\s|\s(?:which|who|whom|where|while|but|and then|although|because)\s|"
+    r"\sand\s(?=[a-z]+(?:ed|s)\b)"
+)
+
+
+def trim_clue(sentence: str, mention: str, *, min_words: int = 6) -> str:
+    """The sentence cut after the clause that holds `mention` (the hop needs no more)."""
+    text = clean_sentence(sentence)
+    found = re.search(rf"(?<![\w-]){re.escape(mention)}(?![\w-])", text, re.IGNORECASE)
+    if found is None:
+        return sentence
+    end = found.end()
+    for m in _CLAUSE_END.finditer(text, end):
+        head = text[: m.start()].rstrip(" ,;")
+        if len(head.split()) >= min_words and head.count("\"") % 2 == 0:
+            return head + "."
+    return text
+
+
 def _is_noun_like(word: str) -> bool:
     """A lower-case word that can stand before a name in apposition ("his brother X")."""
     return word not in _FUNCTION and not word.endswith(("ed", "ly"))
@@ -59,6 +78,51 @@ def _possessive(ref: str) -> str:
 
 
 _LETTERS = ("X", "Y", "Z", "W", "V", "U", "T", "S")
+_STEP_WORDS = (
+    ("First", "Next", "Then", "Finally"),
+    ("To begin", "From there", "After that", "In the end"),
+    ("Step one", "Step two", "Step three", "Last step"),
+)
+
+
+_RELEASE_EVENTS = frozenset({"released", "published", "premiered", "recorded", "launched"})
+
+
+def _comparison_clauses(event: str, later: bool) -> list[str]:
+    """Ways to ask which of two came first (or last) for a dated `event`."""
+    when = ["later", "more recently"] if later else ["first", "earlier"]
+    if event == "born":
+        return [f"who was born {w}" for w in when] + ["who is younger" if later else "who is older"]
+    if event == "died":
+        return [f"who died {w}" for w in when] + [
+            "whose death came later" if later else "whose death came first"
+        ]
+    if event in _RELEASE_EVENTS:
+        out = "which came out later" if later else "which came out first"
+        return [f"which was {event} {w}" for w in when] + [out]
+    older = "which is the newer one" if later else "which is the older one"
+    return [f"which was {event} {w}" for w in when] + [f"which one was {event} {when[0]}", older]
+
+
+def _chain_finals(plan: QuestionPlan, last: Ref) -> list[str]:
+    """Ways to ask for the end of a chain."""
+    if plan.fact is not None:
+        clause = event_question(plan.fact.event, last.that)
+        return [f"In what year {clause}?", f"In which year {clause}?", f"What year {clause}?",
+                f"When {clause} (give the year)?"]
+    if last.letter:
+        x = last.letter
+        return [f"What is {x}?", f"Which entry is {x}?", f"What is the name of {x}?",
+                f"Which term is {x}?", f"Identify {x}: what is it?"]
+    return [
+        f"What is the name of {last.that}?",
+        f"What is {last.that} called?",
+        f"Which {last.kind} is this?",
+        f"Can you name {last.that}?",
+        f"What {last.kind} is being described?",
+        f"Which {last.kind} does this lead to?",
+        f"Which {last.kind} fits this description?",
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +132,7 @@ class Ref:
 
     kind: str  # "" when the document goes by a letter
     letter: str = ""
+    det: str = "that"  # how a later mention points back: "that", "this" or "the"
 
     @property
     def intro(self) -> str:
@@ -75,7 +140,7 @@ class Ref:
 
     @property
     def that(self) -> str:
-        return self.letter or f"that {self.kind}"
+        return self.letter or f"{self.det} {self.kind}"
 
     @property
     def this(self) -> str:
@@ -96,7 +161,7 @@ class ScriptedComposer:
             self._kinds[doc_id] = type_noun(self.graph.docs[doc_id])
         return self._kinds[doc_id]
 
-    def cast(self, hidden: Sequence[str]) -> dict[str, Ref]:
+    def cast(self, hidden: Sequence[str], det: str = "that") -> dict[str, Ref]:
         """References for the hidden documents of one question."""
         refs: dict[str, Ref] = {}
         letters = iter(_LETTERS)
@@ -109,7 +174,7 @@ class ScriptedComposer:
             if kind == FALLBACK_TYPE or clash:
                 refs[doc_id] = Ref("", next(letters, "Q"))
             else:
-                refs[doc_id] = Ref(kind)
+                refs[doc_id] = Ref(kind, det=det)
         return refs
 
     def compose(self, plan: QuestionPlan) -> str:
@@ -155,7 +220,12 @@ class ScriptedComposer:
         kind_words = [w for w in who.kind.split() if len(w) > 2 and w != "of"]
         first = True
         pos = 0
+        title = self.graph.docs[doc_id].title
+        upper = " " not in title and any(c.isupper() for c in title)
         while (m := pattern.search(text, pos)) is not None:
+            if upper and m.group(0).islower():
+                pos = m.end()  # a common word, not the name
+                continue
             before, after = text[: m.start()], text[m.end() :]
             use = ref if first else later_ref
             replaced = self._apposition(before, kind_words, this_mode) if first else None
@@ -250,7 +320,7 @@ class ScriptedComposer:
 
     def _chain(self, plan: QuestionPlan, rng: random.Random) -> str:
         docs = plan.evidence
-        cast = self.cast(docs[1:])
+        cast = self.cast(docs[1:], det=rng.choice(["that", "that", "this", "the"]))
         start = self.graph.docs[docs[0]]
         start_ref = start.title
         possessive = re.match(r"(Its|His|Her|Their)\b", clean_sentence(plan.hops[0].clue))
@@ -268,42 +338,39 @@ class ScriptedComposer:
                 for d in docs[1:]
                 if d not in (hop.from_doc, hop.to_doc)
             ]
-            sentences.append(self.rewrite(hop.clue, hop.from_doc, subject_ref, hidden))
+            clue = trim_clue(hop.clue, hop.bridge)
+            sentences.append(self.rewrite(clue, hop.from_doc, subject_ref, hidden))
             said.update((hop.from_doc, hop.to_doc))
         last = cast[docs[-1]]
-        if plan.fact is not None:
-            clause = event_question(plan.fact.event, last.that)
-            final = rng.choice(
-                [f"In what year {clause}?", f"In which year {clause}?", f"What year {clause}?"]
-            )
-        elif last.letter:
-            final = rng.choice([f"What is {last.letter}?", f"Which entry is {last.letter}?",
-                                f"What is the name of {last.letter}?"])
-        else:
-            final = rng.choice(
-                [
-                    f"What is the name of {last.that}?",
-                    f"What is {last.that} called?",
-                    f"Which {last.kind} is this?",
-                    f"Can you name {last.that}?",
-                ]
-            )
-        style = rng.randrange(4)
-        if style == 0:
-            return " ".join([*sentences, final])
-        if style == 1 and start_ref == start.title:
-            return " ".join([f"Start from {start.title}.", *sentences, final])
+        final = rng.choice(_chain_finals(plan, last))
+        named = start_ref == start.title
+        style = rng.randrange(6)
+        if style == 1 and named:
+            lead = rng.choice(["Start from", "Begin with", "Start at", "Take"])
+            return " ".join([f"{lead} {start.title}.", *sentences, final])
         if style == 2:
             body = "; ".join(
                 s.rstrip(".") if i == 0 else _low(s.rstrip(".")) for i, s in enumerate(sentences)
             )
             return f"{body}. {final}"
-        steps = ["First", "Next", "Then", "After that", "Finally"]
-        parts = []
-        for i, s in enumerate(sentences):
-            word = steps[min(i, 3)] if i < len(sentences) - 1 or i == 0 else steps[4]
-            parts.append(f"{word}, {_low(s)}")
-        return " ".join([*parts, final])
+        if style == 3:
+            steps = rng.choice(_STEP_WORDS)
+            parts = []
+            for i, s in enumerate(sentences):
+                word = steps[-1] if i == len(sentences) - 1 and i > 0 else steps[min(i, 2)]
+                parts.append(f"{word}, {_low(s)}")
+            return " ".join([*parts, final])
+        if style == 4 and not last.letter and plan.fact is None:
+            listed = "; ".join(_low(s.rstrip(".")) for s in sentences)
+            lead = rng.choice([
+                f"Which {last.kind} is reached this way",
+                f"What is the {last.kind} reached this way",
+                f"Which {last.kind} ends this trail",
+            ])
+            return f"{lead}: {listed}?"
+        if style == 5 and named:
+            return " ".join([f"This puzzle starts at {start.title}.", *sentences, final])
+        return " ".join([*sentences, final])
 
     def _comparison(self, plan: QuestionPlan, rng: random.Random) -> str:
         fa, fb = plan.compared
@@ -316,18 +383,15 @@ class ScriptedComposer:
                 desc = self._mask(desc, d, cast[d].intro, cast[d].that, cast[d], this_mode=False)
             descs.append(blur(desc))
         a, b = descs
-        event = fa.event
-        when = rng.choice(["later", "more recently"]) if plan.later else rng.choice(["first", "earlier"])
-        who = "Who" if is_person_event(event) else "Which"
-        verb = "die" if event == "died" else event
-        aux = "did" if event == "died" else "was"
-        clause = f"{who.lower()} died {when}" if event == "died" else f"{who.lower()} was {event} {when}"
+        clause = rng.choice(_comparison_clauses(fa.event, plan.later))
         return rng.choice(
             [
                 f"{_cap(clause)}: {a}, or {b}?",
                 f"{_cap(clause)}, {a} or {b}?",
                 f"Of {a} and {b}, {clause}?",
-                f"Between {a} and {b}, {'who' if who == 'Who' else 'which one'} {aux} {verb} {when}?",
+                f"Between {a} and {b}, {clause}?",
+                f"{_cap(a)} and {b}: {clause}?",
+                f"Here are two: {a}, and {b}. {_cap(clause)}?",
             ]
         )
 
@@ -341,12 +405,13 @@ class ScriptedComposer:
             hidden = [(target, goal.this, goal)]
             hidden += [(d, cast[d].intro, cast[d]) for d in sources if d != hop.from_doc]
             ref = cast[hop.from_doc].intro
-            clues.append(self.rewrite(hop.clue, hop.from_doc, ref, hidden, this_mode=True))
+            clue = trim_clue(hop.clue, hop.bridge)
+            clues.append(self.rewrite(clue, hop.from_doc, ref, hidden, this_mode=True))
         if plan.fact is not None:
             hidden = [(d, cast[d].intro, cast[d]) for d in sources]
             clues.append(self.rewrite(plan.fact.sentence, target, goal.this, hidden, this_mode=True))
         rng.shuffle(clues)
-        style = rng.randrange(4)
+        style = rng.randrange(6)
         what = goal.letter or goal.kind
         if style == 0:
             ask = f"What is {goal.letter}?" if goal.letter else f"Which {goal.kind} is this?"
@@ -360,5 +425,12 @@ class ScriptedComposer:
                 f"I am thinking of {article(goal.kind)}."
             )
             return " ".join([intro, *clues, "What is its name?"])
-        tail = [f"Also, {_low(c)}" for c in clues[1:]]
+        if style == 4 and not goal.letter:
+            lead = rng.choice([f"Several clues point to one {goal.kind}.",
+                               f"One {goal.kind} fits every clue below."])
+            return " ".join([lead, *clues, rng.choice(["Which is it?", "What is it called?"])])
+        if style == 5:
+            listed = " ".join(f"({i}) {_low(c.rstrip('.'))}." for i, c in enumerate(clues, 1))
+            return f"{listed} What single {what if not goal.letter else 'entry'} fits all of these?"
+        tail = [f"{rng.choice(['Also', 'Moreover', 'In addition'])}, {_low(c)}" for c in clues[1:]]
         return " ".join([clues[0], *tail, f"What is the name of {goal.this}?"])

@@ -62,6 +62,8 @@ def test_leakage_fires_on_answer_alias_and_bridge(graph: LinkGraph) -> None:
 def test_short_names_match_only_with_their_case() -> None:
     assert find_leak("Which language is C?", ["C"]) == "C"
     assert find_leak("Which c-shell is meant?", ["C"]) == ""
+    assert find_leak("Who died of a heart attack?", ["Heart"]) == ""
+    assert find_leak("Who starred in Heart?", ["Heart"]) == "Heart"
 
 
 def test_shortcut_rank_is_found_and_thresholded(docs: list[Document], graph: LinkGraph) -> None:
@@ -89,6 +91,11 @@ def test_well_formed() -> None:
     assert well_formed_problem("Who was born there? And who died there?", **ok) == (
         "several_questions"
     )
+    assert well_formed_problem("A cartographer was born in a port. What is X?", **ok) == (
+        "dangling_reference"
+    )
+    assert well_formed_problem("A cartographer was born in X. What is X?", **ok) == ""
+    assert well_formed_problem("About Y: less common in the U.S. than X's. What is X?", **ok) == ""
 
 
 def test_uniqueness_of_intersections(graph: LinkGraph) -> None:
