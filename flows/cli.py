@@ -45,6 +45,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    if not args.verbose:
+        # httpx logs one INFO line per request: thousands per stage against a model server.
+        logging.getLogger("httpx").setLevel(logging.WARNING)
     try:
         return int(args.func(args) or 0)
     except HopforgeError as exc:
