@@ -36,7 +36,7 @@ from hopforge.corpus.records import Document
 from hopforge.synth.chains import LinkGraph
 from hopforge.synth.chat import ChatModel
 from hopforge.synth.diversity import distinct_n, self_bleu
-from hopforge.synth.question_checks import SearchBackend
+from hopforge.synth.question_checks import NearDuplicates, SearchBackend
 from hopforge.synth.questions import QuestionConfig, generate_questions
 from hopforge.synth.records import Question
 
@@ -144,6 +144,8 @@ async def _run(
     graph = LinkGraph(docs)
     done = done_indexes(directory)
     earlier: list[Question] = []
+    seen: set[str] = set()
+    dups = NearDuplicates(config.near_duplicate)
     accepted = 0
     written = 0
     exhausted = False
@@ -169,7 +171,7 @@ async def _run(
                 made = await generate_questions(
                     docs, searcher, config=config, rng=part_rng(config.seed, index), n=target,
                     teacher=teacher, accepted_so_far=[q for q in earlier if not q.rejected],
-                    seen_qids=[q.qid for q in earlier], graph=graph,
+                    seen_qids=seen, graph=graph, near_duplicates=dups,
                 )
                 rows = [q.to_row() for q in made]
                 atomic_write_text(_meta(directory, index), json.dumps({"target": target}) + "\n")
@@ -178,6 +180,11 @@ async def _run(
             part = [Question.from_row(r) for r in rows]
             got = sum(not q.rejected for q in part)
             earlier.extend(part)
+            seen.update(q.qid for q in part)
+            if index in done:
+                for q in part:
+                    if not q.rejected:
+                        dups.add(q.qid, q.question)
             accepted += got
             exhausted = got < target
             index += 1

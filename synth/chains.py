@@ -13,6 +13,7 @@ import random
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from hopforge.corpus.records import Document
 from hopforge.synth.records import Hop
@@ -150,6 +151,7 @@ class LinkGraph:
         for src in self.order:
             for dst in self.out[src]:
                 self.inbound[dst].append(src)
+        self.memo: dict[str, Any] = {}  # tables derived from the corpus, shared by all users
         self._clues: dict[tuple[str, str], tuple[str, str] | None] = {}
         self._sentences: dict[str, list[str]] = {}
         self._patterns: dict[str, re.Pattern[str] | None] = {}

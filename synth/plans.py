@@ -78,7 +78,10 @@ class Planner:
 
     def _fact_index(self) -> dict[str, list[YearFact]]:
         if self._facts is None:
-            self._facts = {d: year_facts(self.graph.docs[d]) for d in self.graph.order}
+            memo = self.graph.memo
+            if "year_facts" not in memo:  # shared by every planner over this graph
+                memo["year_facts"] = {d: year_facts(self.graph.docs[d]) for d in self.graph.order}
+            self._facts = memo["year_facts"]
         return self._facts
 
     def plans(

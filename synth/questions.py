@@ -123,13 +123,16 @@ async def generate_questions(
     accepted_so_far: Iterable[Question] = (),
     seen_qids: Iterable[str] = (),
     graph: LinkGraph | None = None,
+    near_duplicates: NearDuplicates | None = None,
 ) -> list[Question]:
     """Questions in attempt order, up to and including the `n`-th accepted one.
 
     Rejected questions carry `rejected` (comma-separated reasons) and their checks. Plans whose
     qid is in `seen_qids` (or of `accepted_so_far`) are not tried again; accepted questions must
     not nearly repeat `accepted_so_far`. At most `n * config.attempts_per_question` plans are
-    tried, so fewer than `n` come back when the corpus runs out of new ones.
+    tried, so fewer than `n` come back when the corpus runs out of new ones. A caller running
+    many batches may pass its own `near_duplicates` index (already holding `accepted_so_far`);
+    the questions accepted here are added to it.
     """
     graph = graph or LinkGraph(docs)
     planner = Planner(
@@ -144,9 +147,11 @@ async def generate_questions(
     )
     earlier = list(accepted_so_far)
     seen = {*seen_qids, *(q.qid for q in earlier)}
-    dups = NearDuplicates(config.near_duplicate)
-    for q in earlier:
-        dups.add(q.qid, q.question)
+    dups = near_duplicates
+    if dups is None:
+        dups = NearDuplicates(config.near_duplicate)
+        for q in earlier:
+            dups.add(q.qid, q.question)
     stage = _Stage(graph, searcher, config, teacher)
     out: list[Question] = []
     kinds = Counter(q.kind for q in earlier)

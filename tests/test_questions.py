@@ -20,6 +20,7 @@ from hopforge.synth.model_questions import (
 )
 from hopforge.synth.openai_client import OpenAIChatModel
 from hopforge.synth.plans import Planner, QuestionPlan
+from hopforge.synth.question_checks import contains_name
 from hopforge.synth.questions import QuestionConfig, generate_questions
 from hopforge.synth.scripted_questions import ScriptedComposer
 
@@ -296,3 +297,43 @@ def test_cli_questions(tmp_path: Path, docs: list[Document], capsys: Any) -> Non
         main(["questions", str(build.root), "--hops", "3-9"])
     assert main(["questions", str(tmp_path / "nothing"), "-n", "2"]) == 2
     assert "hopforge ingest" in capsys.readouterr().err
+
+
+def test_cli_with_a_model_teacher(
+    tmp_path: Path, docs: list[Document], openai_server: OpenAITestServer, capsys: Any
+) -> None:
+    from hopforge.flows.cli import main
+
+    def handler(request: dict[str, Any]) -> Reply:
+        answer = answer_from_prompt(request)
+        return Reply.json({"question": f"Which one, found by reading {len(answer)} clues, is "
+                                       "meant by this riddle?", "answer": answer})
+
+    openai_server.set_handler(handler)
+    build = make_build(tmp_path / "b", docs)
+    assert main(["questions", str(build.root), "-n", "2", "--teacher", "openai",
+                 "--teacher-url", openai_server.base_url, "--teacher-model", "test-model",
+                 "--shortcut-rank", "0", "--teacher-retries", "0"]) == 0
+    rows = [json.loads(line) for p in build.questions.glob("part-*.jsonl")
+            for line in p.read_text().splitlines()]
+    assert rows and {r["composer"] for r in rows} == {"openai:test-model"}
+    assert "2 accepted" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_jargon_file_questions(shared_data: Path) -> None:
+    from hopforge.corpus.ingest import ingest_paths
+
+    docs = ingest_paths([shared_data / "dictd" / "jargon.index"]).documents
+    searcher = Searcher.from_documents(docs, dense=False)
+    questions = asyncio.run(generate_questions(docs, searcher, config=QuestionConfig(),
+                                               rng=random.Random(0), n=30))
+    accepted = [q for q in questions if not q.rejected]
+    assert len(accepted) == 30 and len(accepted) / len(questions) > 0.4
+    graph = LinkGraph(docs)
+    for q in accepted:
+        assert q.checks.passed and q.n_hops >= 2
+        for hop in q.hops:
+            assert hop.to_doc in graph.out[hop.from_doc]
+        for doc_id in q.evidence[1:] if q.kind == "chain" else q.evidence:
+            assert not contains_name(q.question, graph.docs[doc_id].title)
