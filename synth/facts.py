@@ -26,11 +26,12 @@ _MONTHS = (
 )
 _YEAR = r"(?:1[0-9]{3}|20[0-4][0-9])"
 _DATED_YEAR = re.compile(
-    rf"(?<![\w.,/:-])(?:(?:\d{{1,2}}\s+)?(?:{_MONTHS})\.?\s+(?:\d{{1,2}},?\s+)?)?(?P<year>{_YEAR})"
+    rf"(?<![\w.,/:$£€-])(?:(?:\d{{1,2}}\s+)?(?:{_MONTHS})\.?\s+(?:\d{{1,2}},?\s+)?)?(?P<year>{_YEAR})"
     r"(?![\w/:-]|\.\d|,\d)"
 )
+_HEDGES = frozenset("about around approximately roughly nearly almost some over under".split())
 _ON_DECADE = re.compile(r"\bon (the \d{4}s)")
-_NUMBER = re.compile(r"(?<![\w.,/:-])(\d{1,3}(?:,\d{3})+|\d{3,})(?![\w/:-]|\.\d|,\d)")
+_NUMBER = re.compile(r"(?<![\w.,/:$£€-])(\d{1,3}(?:,\d{3})+|\d{3,})(?![\w/:-]|\.\d|,\d)")
 _EVENTS = (
     "born|died|founded|established|opened|built|completed|published|released|formed|created|"
     "introduced|invented|designed|written|coined|lit|surveyed|launched|closed|developed|"
@@ -101,7 +102,10 @@ def blur_numbers(text: str) -> str:
             return m.group(0)  # a year: blur_years handles it
         scale = 10 ** (len(str(value)) - 1)
         rounded = round(value / scale) * scale
-        return m.group(0) if rounded == value else f"about {rounded:,}"
+        if rounded == value:
+            return m.group(0)
+        hedged = preceding and preceding[-1].lower() in _HEDGES
+        return f"{rounded:,}" if hedged else f"about {rounded:,}"
 
     return _NUMBER.sub(sub, text)
 
