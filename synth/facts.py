@@ -29,7 +29,9 @@ _DATED_YEAR = re.compile(
     rf"(?<![\w.,/:$£€-])(?:(?:\d{{1,2}}\s+)?(?:{_MONTHS})\.?\s+(?:\d{{1,2}},?\s+)?)?(?P<year>{_YEAR})"
     r"(?![\w/:-]|\.\d|,\d)"
 )
-_HEDGES = frozenset("about around approximately roughly nearly almost some over under".split())
+_HEDGES = frozenset(
+    ("about", "around", "approximately", "roughly", "nearly", "almost", "some", "over", "under")
+)
 _ON_DECADE = re.compile(r"\bon (the \d{4}s)")
 _NUMBER = re.compile(r"(?<![\w.,/:$£€-])(\d{1,3}(?:,\d{3})+|\d{3,})(?![\w/:-]|\.\d|,\d)")
 _EVENTS = (
@@ -92,7 +94,7 @@ def blur_numbers(text: str) -> str:
         preceding = m.string[max(0, m.start() - 20) : m.start()].split()
         if preceding and preceding[-1][:1].isupper():
             return m.group(0)  # a model number: "the Motorola 68000"
-        following = m.string[m.end() : m.end() + 12].split()
+        following = [w.rstrip(",.;:)") for w in m.string[m.end() : m.end() + 14].split()]
         if not following or not following[0].isalpha() or not following[0].islower():
             return m.group(0)  # a model number or code, not a quantity ("the Intel 8080")
         if following[0] in ("and", "or", "to", "in", "on", "of", "with", "by"):
