@@ -111,3 +111,13 @@ def agent_searcher(agent_documents: list):  # type: ignore[no-untyped-def]
     from hopforge.corpus.search import Searcher
 
     return Searcher.from_documents(agent_documents, dense=False)
+
+
+# --- orchestration: a temporary Prefect API server shared by the flow tests ---
+@pytest.fixture(scope="session")
+def prefect_harness() -> Iterator[None]:
+    """A temporary Prefect API server (SQLite in a temporary folder) for the whole session."""
+    from prefect.testing.utilities import prefect_test_harness
+
+    with prefect_test_harness(server_startup_timeout=120):
+        yield
