@@ -61,29 +61,29 @@ def cpu_runner(settings: BuildSettings) -> Iterator[TaskRunner[Any] | None]:
     if settings.runner == "local":
         yield None
         return
-    with _api_url_in_environment():
-        runner: TaskRunner[Any]
-        if settings.runner == "dask":
-            from prefect_dask import DaskTaskRunner
+    runner = _make_runner(settings)  # import errors surface before anything starts
+    with _api_url_in_environment(), runner:
+        yield runner
 
-            if settings.address:
-                runner = DaskTaskRunner(address=settings.address)
-            else:
-                runner = DaskTaskRunner(cluster_kwargs={
-                    "n_workers": settings.workers, "threads_per_worker": 1,
-                    "processes": True, "dashboard_address": ":0",
-                })
-        else:
-            try:
-                from prefect_ray import RayTaskRunner  # type: ignore[import-not-found]
-            except ImportError:
-                raise HopforgeError(
-                    "[build] runner = \"ray\" needs prefect-ray: `pip install prefect-ray`, or "
-                    "use runner = \"dask\" (installed) or \"local\""
-                ) from None
-            runner = RayTaskRunner(address=settings.address or None)
-        with runner:
-            yield runner
+
+def _make_runner(settings: BuildSettings) -> TaskRunner[Any]:
+    if settings.runner == "dask":
+        from prefect_dask import DaskTaskRunner
+
+        if settings.address:
+            return DaskTaskRunner(address=settings.address)
+        return DaskTaskRunner(cluster_kwargs={
+            "n_workers": settings.workers, "threads_per_worker": 1,
+            "processes": True, "dashboard_address": ":0",
+        })
+    try:
+        from prefect_ray import RayTaskRunner  # type: ignore[import-not-found]
+    except ImportError:
+        raise HopforgeError(
+            "[build] runner = \"ray\" needs prefect-ray: `pip install prefect-ray`, or "
+            "use runner = \"dask\" (installed) or \"local\""
+        ) from None
+    return RayTaskRunner(address=settings.address or None)  # type: ignore[no-any-return]
 
 
 @contextlib.contextmanager

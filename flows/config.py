@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import importlib
+import importlib.util
 import json
 import os
 import re
@@ -45,6 +46,7 @@ STAGE_SECTIONS: dict[str, tuple[str, str, str]] = {
 }
 BUILTIN_PREFIX = "builtin:"
 BUILTIN_SOURCES = ("builtin:jargon",)
+BUILTIN_LICENCE = "public domain (The Jargon File 4.4.7; corpus/data/JARGON-LICENSE.txt)"
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 ENV_KIND, ENV_URL, ENV_MODEL = "HOPFORGE_TEACHER", "HOPFORGE_TEACHER_URL", "HOPFORGE_TEACHER_MODEL"
 ENV_KEYS = ("HOPFORGE_API_KEY", "OPENAI_API_KEY")
@@ -78,6 +80,7 @@ class CorpusSettings:
     sources: tuple[str, ...] = ()
     format: str = ""  # empty: detect from each file
     strict: bool = False  # stop on the first malformed record instead of counting it
+    licence: str = ""  # the corpus licence, for the dataset card (e.g. "cc-by-sa-4.0")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -163,12 +166,14 @@ class BuildConfig:
         tables = self.tables()
         teacher = {"kind": self.teacher.kind, "model": self.teacher.model}
         parts: dict[str, Any] = {
-            "ingest": {"corpus": {k: v for k, v in tables["corpus"].items() if k != "strict"}},
+            "ingest": {"corpus": {k: v for k, v in tables["corpus"].items()
+                                  if k not in ("strict", "licence")}},
         }
         for stage, (section, _, _) in STAGE_SECTIONS.items():
             parts[stage] = {section: tables.get(section, {}), "seed": self.build.seed}
         for stage in ("questions", "trajectories"):
             parts[stage]["teacher"] = teacher
+        parts["export"]["licence"] = self.corpus.licence  # it goes into the dataset card
         return {stage: _digest(parts[stage]) for stage in STAGES}
 
     def config_hash(self) -> str:
@@ -246,8 +251,11 @@ def parse_config(
     if out is not None:
         build_table["out"] = str(Path(out).expanduser().resolve())
     build = table_to_dataclass("build", build_table, BuildSettings)
+    _check_runner(build)
     corpus = table_to_dataclass("corpus", doc.get("corpus", {}), CorpusSettings)
     _check_sources(corpus, base_dir)
+    if not corpus.licence and set(corpus.sources) <= set(BUILTIN_SOURCES):
+        corpus = dataclasses.replace(corpus, licence=BUILTIN_LICENCE)
     teacher_table = dict(doc.get("teacher", {}))
     if "kind" not in teacher_table and env.get(ENV_KIND):
         teacher_table["kind"] = env[ENV_KIND].strip()
@@ -279,6 +287,17 @@ def parse_config(
     return BuildConfig(build=build, corpus=corpus, teacher=teacher, stages=stages,
                        base_dir=base_dir,
                        api_key=next((env[k] for k in ENV_KEYS if env.get(k)), ""))
+
+
+def _check_runner(build: BuildSettings) -> None:
+    package = {"dask": ("prefect_dask", "prefect-dask"), "ray": ("prefect_ray", "prefect-ray")}
+    if build.runner in package:
+        module, dist = package[build.runner]
+        if importlib.util.find_spec(module) is None:
+            raise ConfigError(
+                f"[build] runner = \"{build.runner}\" needs {dist}: `pip install {dist}`, or "
+                "use runner = \"local\""
+            )
 
 
 def _check_sources(corpus: CorpusSettings, base_dir: Path) -> None:

@@ -19,12 +19,14 @@ log = logging.getLogger(__name__)
 STARTUP_TIMEOUT_S = 90.0
 
 
-def server_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
+def server_env(host: str, port: int, base: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment of the server process: analytics off, nothing leaves the machine."""
     env = dict(os.environ if base is None else base)
     env["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
     env.setdefault("PREFECT_UI_ENABLED", "true")
     env.pop("PREFECT_API_URL", None)  # the server is the API; it must not point elsewhere
+    # the browser UI asks this URL for data (its default assumes port 4200)
+    env.setdefault("PREFECT_UI_API_URL", api_url(host, port))
     return env
 
 
@@ -74,7 +76,7 @@ def start_server(host: str = "127.0.0.1", port: int = 4200) -> subprocess.Popen[
         pass
     cmd = [*prefect_command(), "server", "start", "--host", host, "--port", str(port)]
     log.info("starting %s", " ".join(cmd))
-    proc = subprocess.Popen(cmd, env=server_env(), start_new_session=True)
+    proc = subprocess.Popen(cmd, env=server_env(host, port), start_new_session=True)
     try:
         wait_healthy(url, proc)
     except BaseException:

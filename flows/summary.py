@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -39,8 +40,25 @@ def summary_text(build: BuildDir, rows: Sequence[Mapping[str, Any]]) -> str:
     w2 = max((len(r[2]) for r in table), default=5)
     for stage, status, where, headline in table:
         lines.append(f"  {stage:<{w0}}  {status:<{w1}}  {where:<{w2}}  {headline}")
-    lines.append(f"  settings: {build.config}; reports: {build.reports}/")
+    exported = export_counts(build)
+    if exported:
+        lines.append("exported (train / validation records):")
+        lines += [f"  {build.export / kind}/  {splits}" for kind, splits in exported.items()]
+        if (build.export / "README.md").exists():
+            lines.append(f"  dataset card: {build.export / 'README.md'}")
+    lines.append(f"settings: {build.config}\nreports and plots: {build.reports}/")
     return "\n".join(lines)
+
+
+def export_counts(build: BuildDir) -> dict[str, str]:
+    """Records per export kind and split, from BUILD/export/manifest.json."""
+    path = build.export / "manifest.json"
+    try:
+        counts = json.loads(path.read_text(encoding="utf-8")).get("counts") or {}
+    except (OSError, ValueError):
+        return {}
+    return {kind: " / ".join(str(splits.get(s, 0)) for s in ("train", "validation"))
+            for kind, splits in sorted(counts.items()) if isinstance(splits, dict) and splits}
 
 
 def summary_markdown(build: BuildDir, rows: Sequence[Mapping[str, Any]]) -> str:
@@ -49,5 +67,9 @@ def summary_markdown(build: BuildDir, rows: Sequence[Mapping[str, Any]]) -> str:
              "|---|---|---|---|"]
     for stage, status, where, headline in summary_lines(build, rows):
         lines.append(f"| {stage} | {status} | `{where}` | {headline} |")
+    exported = export_counts(build)
+    if exported:
+        lines += ["", "| export | train / validation |", "|---|---|"]
+        lines += [f"| `{build.export / kind}/` | {splits} |" for kind, splits in exported.items()]
     lines += ["", f"Settings: `{build.config}`. Reports: `{build.reports}/`."]
     return "\n".join(lines) + "\n"

@@ -55,9 +55,10 @@ EOF
 "$VENV/hopforge" build "$WORK/check.toml" 2>&1 | tail -n 12
 
 # The run, its task runs and artifacts, through the API.
-FLOW_RUN=$("$VENV/python" - <<'EOF'
+read -r FLOW_RUN SUMMARY FILTER_REPORT TABLE < <("$VENV/python" - <<'EOF'
 from prefect.client.orchestration import get_client
-from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
+from prefect.client.schemas.filters import (
+    ArtifactFilter, ArtifactFilterKey, FlowRunFilter, FlowRunFilterId)
 
 STAGES = {"ingest", "index", "questions", "trajectories", "score", "filter", "export"}
 with get_client(sync_client=True) as client:
@@ -71,7 +72,14 @@ with get_client(sync_client=True) as client:
     keys = {a.key for a in client.read_artifacts()}
     missing = {f"dashboard-check-{s}-report" for s in STAGES} - keys
     assert not missing, f"missing artifacts: {sorted(missing)}"
-    print(run.id)
+
+    def latest(key):
+        found = client.read_artifacts(
+            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[key])))
+        return found[-1].id
+
+    print(run.id, latest("dashboard-check-summary"), latest("dashboard-check-filter-report"),
+          latest("dashboard-check-questions-stats"))
 EOF
 )
 echo "flow run $FLOW_RUN: every stage has a task run and artifacts"
@@ -87,6 +95,8 @@ BASE="http://127.0.0.1:$PORT"
 shot runs "$BASE/runs"
 shot flow-run "$BASE/runs/flow-run/$FLOW_RUN"
 shot artifacts "$BASE/artifacts"
-shot summary "$BASE/artifacts/key/dashboard-check-summary"
-shot filter-report "$BASE/artifacts/key/dashboard-check-filter-report"
+shot artifact-timeline "$BASE/artifacts/key/dashboard-check-filter-report"
+shot summary "$BASE/artifacts/artifact/$SUMMARY"
+shot filter-report "$BASE/artifacts/artifact/$FILTER_REPORT"
+shot questions-table "$BASE/artifacts/artifact/$TABLE"
 echo "dashboard check passed"

@@ -178,3 +178,12 @@ def test_several_teacher_urls_reach_the_client(tmp_path, tiny_corpus_path):
     assert model.name == "openai:m"
     scripted = load_config(write(tmp_path, "", tiny_corpus_path, name="s.toml"), env={})
     assert open_teacher(scripted) is None
+
+
+def test_ray_runner_needs_prefect_ray_up_front(tmp_path, tiny_corpus_path):
+    import importlib.util
+
+    if importlib.util.find_spec("prefect_ray") is not None:
+        pytest.skip("prefect-ray is installed")
+    msg = error(tmp_path, '[build]\nrunner = "ray"\n', tiny_corpus_path)
+    assert "[build] runner" in msg and "pip install prefect-ray" in msg

@@ -90,3 +90,18 @@ def test_dask_runner_gives_the_same_dataset_as_local(
     here = str(os.getpid())
     assert ran_on["questions"] == ran_on["trajectories"] == here
     assert all(ran_on[s] != here for s in ("ingest", "index", "score", "filter", "export"))
+
+
+def test_ray_runner_without_prefect_ray_says_how_to_install_it() -> None:
+    import importlib.util
+
+    import pytest
+    from hopforge.corpus.errors import HopforgeError
+    from hopforge.flows.build import cpu_runner
+    from hopforge.flows.config import BuildSettings
+
+    if importlib.util.find_spec("prefect_ray") is not None:
+        pytest.skip("prefect-ray is installed")
+    with pytest.raises(HopforgeError, match="pip install prefect-ray"):
+        with cpu_runner(BuildSettings(name="r", runner="ray")):
+            pass
