@@ -102,6 +102,6 @@ def test_ray_runner_without_prefect_ray_says_how_to_install_it() -> None:
 
     if importlib.util.find_spec("prefect_ray") is not None:
         pytest.skip("prefect-ray is installed")
-    with pytest.raises(HopforgeError, match="pip install prefect-ray"):
-        with cpu_runner(BuildSettings(name="r", runner="ray")):
-            pass
+    with pytest.raises(HopforgeError, match="pip install prefect-ray"), \
+            cpu_runner(BuildSettings(name="r", runner="ray")):
+        pass
