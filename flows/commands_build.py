@@ -108,6 +108,12 @@ def _run(config: str, args: argparse.Namespace) -> int:
         build, rows = run_build(resolve_config(config, out), from_stage=args.from_stage,
                                 force=args.force)
     else:
+        from hopforge.flows.engine import prepare_build, resolve_config
+
+        # settings and the build directory are checked here, so a mistake is one clear line
+        # rather than a failed flow run
+        prepare_build(resolve_config(config, out), from_stage=args.from_stage,
+                      force=args.force, check_only=True)
         _prefect_env()
         from hopforge.flows.build import run_build_flow
 

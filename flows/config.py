@@ -44,6 +44,13 @@ STAGE_SECTIONS: dict[str, tuple[str, str, str]] = {
     "filter": ("filter", "hopforge.filters.select", "FilterConfig"),
     "export": ("export", "hopforge.export.records", "ExportConfig"),
 }
+# Settings that change how fast a stage runs or where it sends requests, never what it makes.
+OPERATIONAL_FIELDS: dict[str, frozenset[str]] = {
+    "index": frozenset({"batch_size", "device"}),
+    "questions": frozenset({"concurrency"}),
+    "trajectories": frozenset({"concurrency", "search_batch", "search_wait_s"}),
+    "score": frozenset({"judge_urls", "judge_concurrency"}),
+}
 BUILTIN_PREFIX = "builtin:"
 BUILTIN_SOURCES = ("builtin:jargon",)
 BUILTIN_LICENCE = "public domain (The Jargon File 4.4.7; corpus/data/JARGON-LICENSE.txt)"
@@ -170,7 +177,9 @@ class BuildConfig:
                                   if k not in ("strict", "licence")}},
         }
         for stage, (section, _, _) in STAGE_SECTIONS.items():
-            parts[stage] = {section: tables.get(section, {}), "seed": self.build.seed}
+            obj = self.stages.get(stage)
+            parts[stage] = {section: _shaping_settings(stage, obj) if obj is not None else {},
+                            "seed": self.build.seed}
         for stage in ("questions", "trajectories"):
             parts[stage]["teacher"] = teacher
         parts["export"]["licence"] = self.corpus.licence  # it goes into the dataset card
@@ -188,6 +197,37 @@ class BuildConfig:
                   "file reproduces the build.")
         meta = {"config_hash": self.config_hash(), "stage_hashes": self.stage_hashes()}
         return dump_toml({**self.tables(), "meta": meta}, header=header)
+
+
+def _shaping_settings(stage: str, obj: Any) -> dict[str, Any]:
+    """The settings of a stage that differ from its defaults, without speed-only ones.
+
+    Leaving defaults out keeps a build's hash when a new hopforge adds a setting (with a
+    default that keeps the old behaviour); speed knobs and server addresses never change data.
+    """
+    table = _as_table(obj)
+    try:
+        default = _as_table(type(obj)())
+    except (TypeError, ValueError):
+        default = {}
+    skip = OPERATIONAL_FIELDS.get(stage, frozenset())
+    return _differences({k: v for k, v in table.items() if k not in skip}, default)
+
+
+def _differences(table: Mapping[str, Any], default: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in table.items():
+        base = default.get(key, _MISSING)
+        if isinstance(value, dict) and isinstance(base, dict):
+            sub = _differences(value, base)
+            if sub:
+                out[key] = sub
+        elif value != base:
+            out[key] = value
+    return out
+
+
+_MISSING = object()
 
 
 def _as_table(obj: Any) -> dict[str, Any]:

@@ -58,8 +58,12 @@ def prepare_build(
     from_stage: str | None = None,
     force: Sequence[str] = (),
     today: str = "",
+    check_only: bool = False,
 ) -> BuildDir:
-    """Check the build directory against `config`, drop markers of stages to redo, freeze config."""
+    """Check the build directory against `config`, drop markers of stages to redo, freeze config.
+
+    `check_only` raises the same errors without changing anything (to fail before Prefect starts).
+    """
     if from_stage:
         check_stage(from_stage, "--from")
     for stage in force:
@@ -74,7 +78,9 @@ def prepare_build(
             "directory; pick an empty or new directory for --out"
         )
     hashes = config.stage_hashes()
-    redo = plan_rerun(build, hashes, from_stage=from_stage, force=force)
+    redo = plan_rerun(build, hashes, from_stage=from_stage, force=force, apply=not check_only)
+    if check_only:
+        return build
     if redo:
         log.info("starting over: %s", ", ".join(redo))
     text = config.frozen_toml()

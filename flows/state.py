@@ -175,11 +175,12 @@ def plan_rerun(
     *,
     from_stage: str | None = None,
     force: Sequence[str] = (),
+    apply: bool = True,
 ) -> list[str]:
     """Check a build directory against the current settings and drop the markers to redo.
 
     Returns the stages that will start over. Raises BuildConflict when a stage was made with
-    other settings and neither --from nor --force covers it.
+    other settings and neither --from nor --force covers it. `apply=False` only checks.
     """
     redo = set(force)
     if from_stage:
@@ -197,7 +198,7 @@ def plan_rerun(
             f"from there (or `--force STAGE` for each changed stage), or pick a new --out."
         )
     for stage in STAGES:
-        if stage in redo:
+        if stage in redo and apply:
             drop_markers(build, stage)
     return [s for s in STAGES if s in redo]
 

@@ -187,3 +187,12 @@ def test_ray_runner_needs_prefect_ray_up_front(tmp_path, tiny_corpus_path):
         pytest.skip("prefect-ray is installed")
     msg = error(tmp_path, '[build]\nrunner = "ray"\n', tiny_corpus_path)
     assert "[build] runner" in msg and "pip install prefect-ray" in msg
+
+
+def test_speed_settings_do_not_change_the_hash(tmp_path, tiny_corpus_path):
+    base = load(tmp_path, "", tiny_corpus_path)
+    fast = load(tmp_path, "[trajectories]\nconcurrency = 64\n[questions]\nconcurrency = 2\n"
+                "[index]\nbatch_size = 8\n", tiny_corpus_path)
+    assert fast.stage_hashes() == base.stage_hashes()
+    more = load(tmp_path, "[questions]\nn = 7\n", tiny_corpus_path)
+    assert more.stage_hashes()["questions"] != base.stage_hashes()["questions"]
