@@ -90,7 +90,7 @@ def _prefect_env() -> None:
 
 
 # Libraries that log routine start-up details at INFO (faiss's loader, matplotlib's units).
-QUIET_LOGGERS = ("faiss.loader", "matplotlib", "httpx")
+QUIET_LOGGERS = ("faiss.loader", "matplotlib", "httpx", "distributed")
 
 
 def _run(config: str, args: argparse.Namespace) -> int:

@@ -12,10 +12,8 @@ They are read here, when a config is loaded, never at import time.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import importlib
 import importlib.util
-import json
 import os
 import re
 import tomllib
@@ -31,6 +29,7 @@ from hopforge.flows.sections import (
     dump_toml,
     table_to_dataclass,
 )
+from hopforge.flows.settings_hash import as_table, digest, shaping_settings
 
 STAGES: tuple[str, ...] = (
     "ingest", "index", "questions", "trajectories", "score", "filter", "export",
@@ -43,13 +42,6 @@ STAGE_SECTIONS: dict[str, tuple[str, str, str]] = {
     "score": ("score", "hopforge.filters.pointwise", "ScoreConfig"),
     "filter": ("filter", "hopforge.filters.select", "FilterConfig"),
     "export": ("export", "hopforge.export.records", "ExportConfig"),
-}
-# Settings that change how fast a stage runs or where it sends requests, never what it makes.
-OPERATIONAL_FIELDS: dict[str, frozenset[str]] = {
-    "index": frozenset({"batch_size", "device"}),
-    "questions": frozenset({"concurrency"}),
-    "trajectories": frozenset({"concurrency", "search_batch", "search_wait_s"}),
-    "score": frozenset({"judge_urls", "judge_concurrency"}),
 }
 BUILTIN_PREFIX = "builtin:"
 BUILTIN_SOURCES = ("builtin:jargon",)
@@ -165,7 +157,7 @@ class BuildConfig:
         }
         for stage, (section, _, _) in STAGE_SECTIONS.items():
             if self.stages.get(stage) is not None:
-                doc[section] = _as_table(self.stages[stage])
+                doc[section] = as_table(self.stages[stage])
         return doc
 
     def stage_hashes(self) -> dict[str, str]:
@@ -178,16 +170,16 @@ class BuildConfig:
         }
         for stage, (section, _, _) in STAGE_SECTIONS.items():
             obj = self.stages.get(stage)
-            parts[stage] = {section: _shaping_settings(stage, obj) if obj is not None else {},
+            parts[stage] = {section: shaping_settings(stage, obj) if obj is not None else {},
                             "seed": self.build.seed}
         for stage in ("questions", "trajectories"):
             parts[stage]["teacher"] = teacher
         parts["export"]["licence"] = self.corpus.licence  # it goes into the dataset card
-        return {stage: _digest(parts[stage]) for stage in STAGES}
+        return {stage: digest(parts[stage]) for stage in STAGES}
 
     def config_hash(self) -> str:
         """One hash over every stage's settings."""
-        return _digest(self.stage_hashes())
+        return digest(self.stage_hashes())
 
     def frozen_toml(self) -> str:
         """The build file as written into BUILD/build.toml: every setting, and [meta] hashes."""
@@ -197,62 +189,6 @@ class BuildConfig:
                   "file reproduces the build.")
         meta = {"config_hash": self.config_hash(), "stage_hashes": self.stage_hashes()}
         return dump_toml({**self.tables(), "meta": meta}, header=header)
-
-
-def _shaping_settings(stage: str, obj: Any) -> dict[str, Any]:
-    """The settings of a stage that differ from its defaults, without speed-only ones.
-
-    Leaving defaults out keeps a build's hash when a new hopforge adds a setting (with a
-    default that keeps the old behaviour); speed knobs and server addresses never change data.
-    """
-    table = _as_table(obj)
-    try:
-        default = _as_table(type(obj)())
-    except (TypeError, ValueError):
-        default = {}
-    skip = OPERATIONAL_FIELDS.get(stage, frozenset())
-    return _differences({k: v for k, v in table.items() if k not in skip}, default)
-
-
-def _differences(table: Mapping[str, Any], default: Mapping[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in table.items():
-        base = default.get(key, _MISSING)
-        if isinstance(value, dict) and isinstance(base, dict):
-            sub = _differences(value, base)
-            if sub:
-                out[key] = sub
-        elif value != base:
-            out[key] = value
-    return out
-
-
-_MISSING = object()
-
-
-def _as_table(obj: Any) -> dict[str, Any]:
-    to_dict = getattr(obj, "to_dict", None)
-    table = to_dict() if callable(to_dict) else dataclass_to_table(obj)
-    return _plain_table(table)
-
-
-def _plain_table(table: Mapping[str, Any]) -> dict[str, Any]:
-    return json.loads(json.dumps(table, default=_json_default))
-
-
-def _json_default(value: Any) -> Any:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclass_to_table(value)
-    if isinstance(value, Path):
-        return str(value)
-    if isinstance(value, set | frozenset):
-        return sorted(value)
-    raise TypeError(f"cannot write {value!r} into a build file")
-
-
-def _digest(obj: Any) -> str:
-    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=_json_default)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def today_utc() -> str:
