@@ -19,6 +19,7 @@ OPERATIONAL_FIELDS: dict[str, frozenset[str]] = {
     "score": frozenset({"judge_urls", "judge_concurrency"}),
 }
 
+
 def shaping_settings(stage: str, obj: Any) -> dict[str, Any]:
     """The settings of a stage that differ from its defaults, without speed-only ones.
 
