@@ -14,7 +14,11 @@ Steps, in order (a trajectory leaves at the first step that drops it):
    reach this step; a pattern nearly every trajectory carries cannot be brought down by selection
    and stays in the report;
 5. balance: for hop count, question kind and teacher in turn, no value keeps more than
-   ceil(balance_ratio * size of the smallest value with at least balance_min_group trajectories).
+   ceil(balance_ratio * size of the smallest value with at least balance_min_group trajectories);
+6. pattern weights (`pattern_weights`): a pattern that the budget of step 4 left above the cap
+   (a habit of most but not all trajectories) is capped in the weighted set instead: its
+   carriers' weights are scaled down until its weighted share is at most `pattern_cap`, never
+   below `min_weight` (see `cap_weights`).
 
 "Best first" means: higher point-wise total, then higher combined reward, then lower style score.
 """
@@ -54,6 +58,7 @@ class FilterConfig:
     min_weight: float = 0.25
     pattern_cap: float = 0.3
     pattern_cap_budget: float = 0.25
+    pattern_weights: bool = True  # step 6: down-weight what the cap's budget could not remove
     balance_ratio: float = 3.0  # 0 disables balancing
     balance_min_group: int = 5
     balance_keys: tuple[str, ...] = BALANCE_KEYS
@@ -154,6 +159,64 @@ def cap_patterns(
     return dropped
 
 
+def cap_weights(
+    kept: Sequence[str], styles: Mapping[str, TrajectoryStyle], weights: Mapping[str, float],
+    config: FilterConfig, *, rounds: int = 20,
+) -> dict[str, tuple[float, str]]:
+    """tid -> (weight, PATTERN) for kept trajectories down-weighted to cap weighted pattern shares.
+
+    One pass: for each pattern whose weighted share s_p = W_p / W exceeds the cap c, the factor
+    f_p = c (W - W_p) / ((1 - c) W_p) would bring it alone to the cap; each kept trajectory's
+    weight is multiplied by the smallest f_p of the patterns it carries, but never goes below
+    `min_weight`. Passes repeat while they lower the largest weighted share of a pattern (a pass
+    that does not is undone), so habits that pull against each other cannot drive every weight
+    to the floor. A pattern every kept trajectory carries is left alone (no weighting changes
+    its share). PATTERN is the pattern whose factor lowered the weight most.
+    """
+    cap = config.pattern_cap
+    pats = sorted({p for tid in kept if tid in styles for p in styles[tid].patterns})
+    if not pats or cap >= 1.0:
+        return {}
+    col = {p: j for j, p in enumerate(pats)}
+    carried = np.zeros((len(kept), len(pats)), dtype=bool)
+    for i, tid in enumerate(kept):
+        for p in styles[tid].patterns if tid in styles else ():
+            carried[i, col[p]] = True
+    movable = ~carried.all(0)  # patterns some kept trajectory does not carry
+    if not movable.any():
+        return {}
+    w0 = np.array([weights[tid] for tid in kept], dtype=np.float64)
+    floor = np.minimum(w0, config.min_weight)
+    w = w0.copy()
+    cut = np.ones(len(kept))  # the smallest factor applied to each trajectory ...
+    why = np.zeros(len(kept), dtype=np.int64)  # ... and the pattern it came from
+
+    def top_share(v: np.ndarray) -> float:
+        return float(((v @ carried[:, movable]) / v.sum()).max())
+
+    for _ in range(rounds):
+        wp = w @ carried
+        rest = w.sum() - wp
+        over = movable & (wp > 0) & (wp / w.sum() > cap + 1e-9)
+        if not over.any():
+            break
+        f = np.ones(len(pats))
+        f[over] = cap * rest[over] / ((1.0 - cap) * wp[over])
+        per = np.where(carried & over, f, np.inf)  # factor of each carried over-cap pattern
+        j = per.argmin(1)
+        factor = np.minimum(per[np.arange(len(kept)), j], 1.0)
+        new = np.maximum(w * factor, floor)
+        if top_share(new) >= top_share(w) - 1e-9:
+            break
+        ratio = new / w0
+        lower = ratio < cut - 1e-12
+        cut[lower] = ratio[lower]
+        why[lower] = j[lower]
+        w = new
+    return {kept[i]: (round(float(w[i]), 6), pats[why[i]])
+            for i in range(len(kept)) if w[i] < w0[i] - 1e-9}
+
+
 def balance(
     order: Sequence[str], key: Callable[[str], str], name: str, config: FilterConfig
 ) -> dict[str, str]:
@@ -206,6 +269,10 @@ def select(
     for name in config.balance_keys:
         order = [tid for tid in order if tid not in reason]
         reason.update(balance(order, keys[name], name, config))
+    kept = [tid for tid in order if tid not in reason]
+    weights = {tid: style_weight(styles[tid].score if tid in styles else 0.0, config)
+               for tid in kept}
+    capped = cap_weights(kept, styles, weights, config) if config.pattern_weights else {}
     out = []
     for t in trajectories:
         st = styles.get(t.tid)
@@ -214,9 +281,13 @@ def select(
             out.append(Decision(tid=t.tid, qid=t.qid, kept=False, weight=0.0,
                                 reason=reason[t.tid], style_score=s))
             continue
-        w = style_weight(s, config)
-        why = f"down-weighted:style={s:.3f}" if w < 1.0 else ""
-        out.append(Decision(tid=t.tid, qid=t.qid, kept=True, weight=w, reason=why, style_score=s))
+        w = weights[t.tid]
+        notes = [f"style={s:.3f}"] if w < 1.0 else []
+        if t.tid in capped:
+            w, pattern = capped[t.tid]
+            notes.append(f"pattern-cap={pattern}")
+        out.append(Decision(tid=t.tid, qid=t.qid, kept=True, weight=w, style_score=s,
+                            reason=f"down-weighted:{';'.join(notes)}" if notes else ""))
     return out
 
 

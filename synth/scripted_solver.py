@@ -6,6 +6,11 @@ results list, reads the bridge with find, and goes on. At configured rates it ma
 a model makes (a wrong document opened, a vague query reformulated, a side trip that leads
 nowhere), and it reacts to injected faults: it retries after a timeout, reformulates after an
 empty or cut result, and moves on when a call keeps failing. Deterministic for a seed.
+
+Each trajectory words its thoughts in one voice and builds its queries with one habit, drawn
+from its seed (synth/scripted_voice.py): the house style at the configured rate, another one
+otherwise. The style is drawn from a random stream of its own, apart from the one that decides
+the detours, so changing the style rates leaves the detour rates as they are.
 """
 
 from __future__ import annotations
@@ -20,8 +25,10 @@ from typing import Any, Literal
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.records import Document
 from hopforge.synth import prompts
+from hopforge.synth.annotate import normalize_text
 from hopforge.synth.chat import Completion, Message
 from hopforge.synth.records import Question, ToolCall
+from hopforge.synth.scripted_voice import Speaker, draw_style
 
 _DOC_ID = re.compile(r"\[doc_id: ([^\]\s]+)\]")
 _WORD = re.compile(r"[A-Za-z0-9][\w'-]*")
@@ -37,12 +44,14 @@ Act = tuple[str, ToolCall]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ScriptedConfig:
-    """Detour rates and persistence of the scripted teacher."""
+    """Detour rates, persistence and house-style rates of the scripted teacher."""
 
     wrong_doc: float = 0.08  # open a wrong hit before the right one
     reformulate: float = 0.15  # start a hop with a vague query, then rephrase
     dead_end: float = 0.05  # a side search and read that leads nowhere
     early_answer: float = 0.1  # stop at an intermediate document and answer its title (wrong)
+    house_style: float = 0.65  # trajectories in the house style (voice and query habit)
+    style_drift: float = 0.1  # thoughts and first queries in another style than the trajectory's
     max_retries: int = 2  # the same call again after an error
     max_queries: int = 5  # queries per document, then one wider search, then it gives up
     wide_k: int = 15  # results asked for by that last, wider search
@@ -50,7 +59,8 @@ class ScriptedConfig:
     k: int = 5
 
     def __post_init__(self) -> None:
-        for name in ("wrong_doc", "reformulate", "dead_end", "early_answer"):
+        for name in ("wrong_doc", "reformulate", "dead_end", "early_answer", "house_style",
+                     "style_drift"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise HopforgeError(
@@ -103,6 +113,9 @@ class ScriptedTeacher:
         self.docs = documents
         self.config = config or ScriptedConfig()
         self.rng = random.Random(seed)
+        wording = random.Random(f"{seed}:style")  # a stream of its own: wording never steers
+        style = draw_style(wording, self.config.house_style)
+        self.speaker = Speaker(style, wording, self.config.style_drift)
         self.facts: list[tuple[str, str]] = []
         self.queries: list[str] = []
         self.visited: list[str] = []
@@ -129,7 +142,7 @@ class ScriptedTeacher:
             return Completion(text=text, completion_tokens=len(text) // 4 + 1, model="scripted")
         last = messages[-1] if messages else {}
         if last.get("content") == prompts.AGENT_FORCE_ANSWER:
-            act = ("Out of room; answering with what I have.", self._answer_call(self._best()))
+            act = (self.speaker.say("forced"), self._answer_call(self._best()))
         else:
             act = self._next(str(last.get("content") or "") if last.get("role") != "system" else "")
         return self._emit(*act)
@@ -210,16 +223,25 @@ class ScriptedTeacher:
         return ToolCall(name="search", arguments=args)
 
     def _queries(self, doc_id: str, hop_clue: str, bridge: str, first: bool) -> list[str]:
+        """Queries to try for `doc_id`, best first: the habit's own, then the fallbacks."""
         title = self._title(doc_id)
+        habit = self.speaker.habit()
         if first:
-            kws = _keywords(self.question.question, 6, names_first=True)
-            other = _keywords(self.question.question, 2, exclude=title, names_first=True)
-            options = [" ".join(kws), title, f"{title} {' '.join(other)}"]
+            q = self.question.question
+            kws = _keywords(q, 6, names_first=True)
+            other = _keywords(q, 2, exclude=title, names_first=True)
+            built = {"question": q.strip().rstrip("?").strip(), "keywords": " ".join(kws),
+                     "title": title, "title-context": f"{title} {' '.join(other)}"}
+            options = [built[habit.first], built["keywords"], built["title"],
+                       built["title-context"]]
         else:
             name = bridge or title
             near = _keywords(hop_clue, 2, exclude=name)
-            options = [name, f"{name} {' '.join(near)}".strip(), f"{' '.join(near[:1])} {name}"]
-            self.rng.shuffle(options)
+            built = {"name": name, "name-near": f"{name} {' '.join(near)}".strip(),
+                     "near-name": f"{' '.join(near[:1])} {name}", "quoted": f'"{name}"'}
+            rest = [built["name"], built["name-near"], built["near-name"]]
+            self.rng.shuffle(rest)
+            options = [built[habit.next], *rest]
             if self.rng.random() < self.config.reformulate:
                 vague = " ".join(_keywords(hop_clue, 4, exclude=name))
                 if vague:
@@ -229,54 +251,58 @@ class ScriptedTeacher:
             if target is not None:  # what the thing is about: a guess a reader would make
                 about = _keywords(target.text[:200], 2, exclude=f"{name} {title}")
                 options.append(f"{title} {' '.join(about)}")
-        seen: list[str] = []
+        return self._unsent(options)[: self.config.max_queries]
+
+    def _unsent(self, options: list[str]) -> list[str]:
+        """`options` less blanks and queries whose words were already tried (in any order)."""
+        seen = {normalize_text(q) for q in self.queries}
+        out: list[str] = []
         for o in (o.strip() for o in options):
-            if o and o not in seen:
-                seen.append(o)
-        return seen[: self.config.max_queries]
+            key = normalize_text(o)
+            if key and key not in seen:
+                seen.add(key)
+                out.append(o)
+        return out
 
     def _call_with_retries(self, thought: str, call: ToolCall) -> Generator[Act, str, str]:
         obs = yield thought, call
         for _ in range(self.config.max_retries):
             if not _failed(obs):
                 break
-            obs = yield self.rng.choice(
-                ("That failed; trying again.", "The tool errored, retrying.", "Retrying once more.")
-            ), call
+            obs = yield self.speaker.say("retry"), call
         return obs
 
     def _locate(self, doc_id: str, queries: list[str]) -> Generator[Act, str, str | None]:
-        what = self._title(doc_id) if len(self.visited) else "the first entity of the question"
+        title = self._title(doc_id)
         for i, query in enumerate(queries):
-            thought = (
-                self.rng.choice((f"Looking for {what}.", f"Let me search for {what}.",
-                                 f"Next I need {what}."))
-                if i == 0
-                else self.rng.choice(("Nothing useful; rephrasing the query.",
-                                      "Not found; trying other words.",
-                                      "Reformulating the search."))
-            )
+            if i:
+                thought = self.speaker.say("rephrase")
+            elif self.visited:
+                thought = self.speaker.say("search", what=title, title=title)
+            else:  # the first entity, named the voice's way
+                thought = self.speaker.say("search", title=title)
             obs = yield from self._call_with_retries(thought, self._search(query))
             if doc_id in _DOC_ID.findall(obs):
                 return obs
-        wide = self._search(self._title(doc_id), k=self.config.wide_k)
-        obs = yield from self._call_with_retries("Still missing; asking for more results.", wide)
+        target = self.docs.get(doc_id)
+        about = _keywords(target.text[:300], 4, exclude=title) if target is not None else []
+        wider = self._unsent([title, f"{title} {' '.join(about[:2])}", f"{title} {' '.join(about)}"])
+        wide = self._search(wider[0] if wider else title, k=self.config.wide_k)
+        obs = yield from self._call_with_retries(self.speaker.say("widen"), wide)
         return obs if doc_id in _DOC_ID.findall(obs) else None
 
     def _read(self, doc_id: str, pattern: str) -> Generator[Act, str, None]:
         title = self._title(doc_id)
         call = ToolCall(name="open", arguments={"doc_id": doc_id})
-        obs = yield from self._call_with_retries(
-            self.rng.choice((f"{title} looks right; opening it.", f"Opening {title}.",
-                             f"Reading {title}.")), call)
+        obs = yield from self._call_with_retries(self.speaker.say("open", title=title), call)
         opened = not _failed(obs) and doc_id in obs
         if not pattern:
             return
         if opened and pattern.lower() in obs.lower() and self.rng.random() < 0.5:
             return
         find = ToolCall(name="find", arguments={"doc_id": doc_id, "pattern": pattern})
-        thought = (f"Checking where {title} mentions {pattern}." if opened
-                   else "The page did not come through; searching inside the document instead.")
+        thought = self.speaker.say("find" if opened else "find_fallback", title=title,
+                                   pattern=pattern)
         yield from self._call_with_retries(thought, find)
 
     def _side_trip(self, doc_id: str) -> Generator[Act, str, None]:
@@ -286,9 +312,10 @@ class ScriptedTeacher:
         if not others:
             return
         other = self.rng.choice(others)
-        obs = yield (f"Maybe {self._title(other)} matters here.", self._search(self._title(other)))
+        name = self._title(other)
+        obs = yield self.speaker.say("side", other=name), self._search(name)
         if other in _DOC_ID.findall(obs):
-            yield (f"Opening {self._title(other)}.",
+            yield (self.speaker.say("side_open", other=name),
                    ToolCall(name="open", arguments={"doc_id": other}))
 
     def _play(self) -> Generator[Act, str, None]:
@@ -305,20 +332,19 @@ class ScriptedTeacher:
                                     first=i == 0)
             obs = yield from self._locate(doc_id, queries)
             if obs is None:
-                yield ("I cannot find the next document; giving up.",
-                       self._answer_call(self._best()))
+                yield self.speaker.say("give_up"), self._answer_call(self._best())
                 return
             wrong = [d for d in _DOC_ID.findall(obs) if d not in route]
             if wrong and self.rng.random() < self.config.wrong_doc:
                 pick = self.rng.choice(wrong)
-                yield (f"{self._title(pick)} might be it.",
+                yield (self.speaker.say("open_wrong", title=self._title(pick)),
                        ToolCall(name="open", arguments={"doc_id": pick}))
             nxt = out_of.get(doc_id)
             pattern = nxt.bridge if nxt else ""
             if not nxt and doc_id == route[-1] and q.answer.lower() != self._title(doc_id).lower():
                 pattern = q.answer  # confirm the answer where it is stated
             if i == stop_at and self._title(doc_id).lower() != q.answer.lower():
-                yield (f"{self._title(doc_id)} must be the answer.",
+                yield (self.speaker.say("early", title=self._title(doc_id)),
                        self._answer_call(self._title(doc_id)))
                 return
             yield from self._read(doc_id, pattern)
@@ -326,5 +352,4 @@ class ScriptedTeacher:
             self.facts.append((nxt.clue if nxt else f"{self._title(doc_id)} was read.", doc_id))
             if nxt and self.rng.random() < self.config.dead_end:
                 yield from self._side_trip(doc_id)
-        yield (self.rng.choice((f"So the answer is {q.answer}.", f"That gives {q.answer}.",
-                                "I have the answer.")), self._answer_call(q.answer))
+        yield self.speaker.say("answer", answer=q.answer), self._answer_call(q.answer)

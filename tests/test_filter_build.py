@@ -144,6 +144,22 @@ def test_help(command: str, capsys: Any) -> None:
     assert all(f in text for f in flags)
 
 
+def _house_pattern(pattern: str) -> bool:
+    """True for a fingerprint of the scripted teacher's house style (synth/scripted_voice.py)."""
+    from hopforge.filters.logodds import mask_names, words
+    from hopforge.synth.scripted_voice import HOUSE, HOUSE_QUERIES
+
+    kind, key = pattern.split(":", 1)
+    if kind == "query":
+        return key == "copies-question" and HOUSE_QUERIES.first == "question"
+    slots = {"title": "Grey Needle", "pattern": "Dorran Pell", "other": "Salt Cod",
+             "answer": "Dorran Pell"}
+    texts = [HOUSE.say(s, **slots) for s in HOUSE.lines if s not in ("first", "search")]
+    texts += [HOUSE.say("search", what=HOUSE.say("first", **slots)),
+              HOUSE.say("search", what="Grey Needle")]
+    return any(f" {key} " in f" {' '.join(words(mask_names(t)))} " for t in texts)
+
+
 @pytest.mark.slow
 def test_scripted_teacher_habits_show_up_and_are_reduced(
     tmp_path: Path, agent_documents: list, agent_questions: list
@@ -156,23 +172,33 @@ def test_scripted_teacher_habits_show_up_and_are_reduced(
     write_corpus(b, agent_documents)
     parts.write_part(b.questions, 0, [q.to_row() for q in agent_questions])
     run_trajectories_build(b, TrajectoryConfig(
-        samples=8, faults=FaultConfig.uniform(0.1, timeout_delay_s=0.0)))
+        samples=12, faults=FaultConfig.uniform(0.1, timeout_delay_s=0.0)))
     score_build(b)
-    report = filter_build(b, FilterConfig())
-    assert report["reference"] == "corpus"
+    config = FilterConfig()
+    report = filter_build(b, config)
+    assert report["trajectories"] == 60 and report["reference"] == "corpus"
     assert report["duplicates"]["question_check"].startswith("off (the build has no dense index")
-    prints = {f["pattern"]: f for f in report["fingerprints"]}
-    # the scripted teacher's thought templates (synth/scripted_solver.py)
-    templates = {"opener:let me search", "opener:next i need", "opener:looking for <e>",
-                 "opener:opening <e>", "opener:reading <e>", "phrase:<e> looks right opening it",
-                 "phrase:the first entity of the question"}
-    assert len(templates & set(prints)) >= 5
-    over = [f for f in prints.values() if f["share_before"] > FilterConfig().pattern_cap]
-    down = sum(f["weighted_share_after"] < f["share_before"] for f in over)
-    assert down > 0.6 * len(over)
-    def mean(key: str) -> float:
-        return sum(f[key] for f in over) / len(over)
-
-    assert mean("weighted_share_after") < mean("share_before") - 0.02
-    assert report["dropped"] > 0 and all(
-        d["reason"] for d in parts.read_parts(b.filtered) if not d["kept"])
+    prints = report["fingerprints"]
+    # the report names the house style's openers, phrases and query habit as its top patterns
+    dominant = [f for f in prints if f["share_before"] >= 0.5]
+    assert dominant and all(_house_pattern(f["pattern"]) for f in dominant)
+    assert {f["pattern"].split(":")[0] for f in dominant} == {"opener", "phrase", "query"}
+    assert {"opener:let me search", "query:copies-question"} <= {f["pattern"] for f in dominant}
+    assert max(f["share_before"] for f in prints if not _house_pattern(f["pattern"])) < 0.5
+    # dominant but not universal, and reduced among the kept trajectories, weighted or not
+    top = [f for f in dominant if f["share_before"] >= 0.6]
+    assert len(top) >= 4 and all(f["share_before"] <= 0.9 for f in top)
+    for f in top:
+        assert f["share_after"] <= 0.88 * f["share_before"], f
+        assert f["weighted_share_after"] <= min(config.pattern_cap + 0.08,
+                                                0.6 * f["share_before"]), f
+    before = sum(f["share_before"] for f in top)
+    assert sum(f["share_after"] for f in top) <= 0.82 * before  # removal has a budget ...
+    assert sum(f["weighted_share_after"] for f in top) <= 0.55 * before  # ... weights do the rest
+    b_, a_ = report["before"], report["after"]
+    assert a_["distinct"]["distinct-2"] > 1.3 * b_["distinct"]["distinct-2"]
+    assert a_["self_bleu"] < b_["self_bleu"] - 0.03
+    decisions = list(parts.read_parts(b.filtered))
+    assert report["decisions"]["reasons"].get("pattern-cap", 0) > 0
+    assert all(d["reason"] for d in decisions if not d["kept"])
+    assert any("pattern-cap=" in d["reason"] for d in decisions if d["kept"])

@@ -1,5 +1,7 @@
 import asyncio
 import json
+import re
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -8,6 +10,7 @@ from hopforge.synth import prompts
 from hopforge.synth.faults import FaultConfig
 from hopforge.synth.records import Question, Trajectory
 from hopforge.synth.scripted_solver import ScriptedConfig, ScriptedTeacher
+from hopforge.synth.scripted_voice import SITUATIONS, VOICES
 from hopforge.synth.trajectories import TrajectoryConfig, run_trajectories
 
 
@@ -42,7 +45,7 @@ def test_deterministic_for_a_seed_and_varied_across_seeds(
         for turn in row["turns"]:
             turn["latency_s"] = 0
     assert strip == again
-    per_question = {}
+    per_question: dict[str, set[tuple[tuple[str, str], ...]]] = {}
     for t in a:
         per_question.setdefault(t.qid, set()).add(tuple(calls(t)))
     assert all(len(v) >= 2 for v in per_question.values())
@@ -173,3 +176,78 @@ def test_scripted_config_is_validated() -> None:
         ScriptedConfig(max_queries=0)
     with pytest.raises(HopforgeError, match="call_format"):
         ScriptedConfig(call_format="xml")  # type: ignore[arg-type]
+    with pytest.raises(HopforgeError, match=r"ScriptedConfig.house_style = 1.5 .*\[0, 1\]"):
+        ScriptedConfig(house_style=1.5)
+    with pytest.raises(HopforgeError, match=r"ScriptedConfig.style_drift = -0.1"):
+        ScriptedConfig(style_drift=-0.1)
+
+
+def _template_patterns() -> dict[str, list[re.Pattern[str]]]:
+    """voice name -> one regex per template, slots matching any text."""
+    return {v.name: [re.compile("^" + re.sub(r"\\\{\w+\\\}", ".+", re.escape(t)) + "$")
+                     for t in v.lines.values() if t != v.lines["first"]]
+            for v in VOICES}
+
+
+def _voice_of(thought: str, patterns: dict[str, list[re.Pattern[str]]]) -> str:
+    names = [n for n, ps in patterns.items() if any(p.match(thought) for p in ps)]
+    assert len(names) == 1, (thought, names)
+    return names[0]
+
+
+def test_every_voice_covers_every_situation_and_reads_as_itself() -> None:
+    patterns = _template_patterns()
+    assert len(VOICES) >= 5 and len({v.name for v in VOICES}) == len(VOICES)
+    for v in VOICES:
+        assert set(v.lines) == set(SITUATIONS), v.name
+        for situation in SITUATIONS:
+            if situation != "first":
+                text = v.say(situation, what="Zed Qor", title="Zed Qor", pattern="Zed Qor",
+                             other="Zed Qor", answer="Zed Qor")
+                assert _voice_of(text, patterns) == v.name
+
+
+def test_house_style_dominates_but_is_not_universal(agent_questions: list,
+                                                    agent_searcher: Any) -> None:
+    trajectories = solve(agent_questions, agent_searcher, samples=12)
+    patterns = _template_patterns()
+    house_share = []
+    for t in trajectories:
+        voices = Counter(_voice_of(x.thought, patterns) for x in t.turns)
+        house_share.append(voices["house"] / sum(voices.values()))
+    house = [s for s in house_share if s >= 0.5]
+    assert 0.55 <= len(house) / len(trajectories) <= 0.85  # house_style = 0.65
+    assert sum(house) / len(house) >= 0.8  # a house trajectory is in the house voice throughout
+    assert sum(s == 1.0 for s in house_share) < len(trajectories)  # ... but not every one
+    others = Counter(Counter(_voice_of(x.thought, patterns) for x in t.turns).most_common(1)[0][0]
+                     for t, s in zip(trajectories, house_share) if s < 0.5)
+    assert len(others) >= 3 and "house" not in others
+    by_q = {q.qid: q for q in agent_questions}
+    copied = [json.loads(calls(t)[0][1])["query"] == by_q[t.qid].question.rstrip("?")
+              for t in trajectories]
+    assert 0.5 <= sum(copied) / len(copied) <= 0.9  # the house query habit: copy the question
+
+
+def test_style_rates_at_their_ends(agent_questions: list, agent_searcher: Any) -> None:
+    patterns = _template_patterns()
+    by_q = {q.qid: q for q in agent_questions}
+    for rate in (0.0, 1.0):
+        cfg = ScriptedConfig(early_answer=0, house_style=rate, style_drift=0)
+        trajectories = solve(agent_questions, agent_searcher, samples=4, scripted=cfg)
+        house = [_voice_of(x.thought, patterns) == "house" for t in trajectories for x in t.turns]
+        assert all(house) if rate else not any(house)
+        first = [json.loads(calls(t)[0][1])["query"] for t in trajectories]
+        copied = [q == by_q[t.qid].question.rstrip("?") for q, t in zip(first, trajectories)]
+        assert all(copied) if rate else not any(copied)
+        assert all(t.final_answer == by_q[t.qid].answer for t in trajectories)
+
+
+def test_no_query_is_sent_twice_in_other_words(agent_questions: list,
+                                                agent_searcher: Any) -> None:
+    from hopforge.synth.annotate import normalize_text
+
+    faults = FaultConfig(empty=0.5, persistent=1.0)
+    for t in solve(agent_questions, agent_searcher, samples=4, faults=faults):
+        keys = [normalize_text(x.call.arguments["query"]) for x in t.turns
+                if x.call.name == "search" and x.repeat_of is None]
+        assert len(keys) == len(set(keys)), t.tid

@@ -19,8 +19,14 @@ from hopforge.filters.logodds import (
 )
 from hopforge.filters.pointwise import ScoreConfig
 from hopforge.filters.report import filter_report
-from hopforge.filters.select import FilterConfig, filter_trajectories
-from hopforge.filters.style import StyleConfig, extract, fit_style, trajectory_style
+from hopforge.filters.select import FilterConfig, cap_weights, filter_trajectories
+from hopforge.filters.style import (
+    StyleConfig,
+    TrajectoryStyle,
+    extract,
+    fit_style,
+    trajectory_style,
+)
 
 from tests.filter_data import TEMPLATE_PHRASE, population, reference_text
 
@@ -126,3 +132,70 @@ def test_self_bleu_and_distinct_match_their_references() -> None:
     assert self_bleu(texts) == pytest.approx(expected, abs=1e-9)
     assert distinct_n(["a b a", "a b"], 1) == pytest.approx(2 / 5)
     assert distinct_n(["a b a", "a b"], 2) == pytest.approx(2 / 3)
+
+
+def _styles(carriers: dict[str, list[int]], n: int) -> dict[str, TrajectoryStyle]:
+    pats = {i: tuple(sorted(p for p, ids in carriers.items() if i in ids)) for i in range(n)}
+    return {f"t{i}": TrajectoryStyle(tid=f"t{i}", phrase=0, opener=0, query=0, actions=0,
+                                     score=0, patterns=pats[i]) for i in range(n)}
+
+
+def _weighted_share(pattern: str, styles: dict[str, TrajectoryStyle],
+                    w: dict[str, float]) -> float:
+    return sum(w[t] for t in w if pattern in styles[t].patterns) / sum(w.values())
+
+
+def test_cap_weights_bring_a_dominant_pattern_to_the_cap() -> None:
+    styles = _styles({"phrase:pet": list(range(7)), "opener:all": list(range(10))}, 10)
+    kept = list(styles)
+    ones = dict.fromkeys(kept, 1.0)
+    free = cap_weights(kept, styles, ones, FilterConfig(pattern_cap=0.3, min_weight=0.1))
+    # 7 of 10 carry it: f = 0.3 * 3 / (0.7 * 7); the universal pattern is left alone
+    assert set(free) == {f"t{i}" for i in range(7)}
+    assert all(w == pytest.approx(0.9 / 4.9, abs=1e-6) and p == "phrase:pet"
+               for w, p in free.values())
+    w = ones | {t: v for t, (v, _) in free.items()}
+    assert _weighted_share("phrase:pet", styles, w) == pytest.approx(0.3, abs=1e-6)
+    floored = cap_weights(kept, styles, ones, FilterConfig(pattern_cap=0.3, min_weight=0.25))
+    assert {v for v, _ in floored.values()} == {0.25}  # no weight below min_weight
+    w = ones | {t: v for t, (v, _) in floored.items()}
+    assert _weighted_share("phrase:pet", styles, w) == pytest.approx(1.75 / 4.75)
+    assert cap_weights(kept, styles, ones, FilterConfig(pattern_cap=0.7)) == {}
+    only_universal = _styles({"opener:all": list(range(10))}, 10)
+    assert cap_weights(kept, only_universal, ones, FilterConfig()) == {}
+
+
+def test_cap_weights_never_drive_every_weight_to_the_floor() -> None:
+    # two habits that together cover everyone: scaling one up-weights the other; nothing helps
+    styles = _styles({"phrase:a": list(range(7)), "phrase:b": list(range(3, 10))}, 10)
+    kept = list(styles)
+    assert cap_weights(kept, styles, dict.fromkeys(kept, 1.0), FilterConfig()) == {}
+    # a house cluster of correlated habits is brought down; the rest keeps its weight
+    styles = _styles({"phrase:a": list(range(7)), "opener:a": list(range(1, 7)),
+                      "query:b": [0, 7]}, 10)
+    out = cap_weights(kept, styles, dict.fromkeys(kept, 1.0), FilterConfig(min_weight=0.05))
+    w = dict.fromkeys(kept, 1.0) | {t: v for t, (v, _) in out.items()}
+    assert all(w[f"t{i}"] == 1.0 for i in (8, 9))
+    for p in ("phrase:a", "opener:a", "query:b"):
+        assert _weighted_share(p, styles, w) <= FilterConfig().pattern_cap + 1e-6
+
+
+def test_select_down_weights_what_the_cap_budget_left() -> None:
+    qs, trajs = population(30, seed=5, teachers=("templated", "varied", "templated-2"))
+    scores = {s.tid: s for s in score_all(qs, trajs, ScoreConfig()).scores}
+    ref = reference_text(random.Random(1), 300)
+    reports = {}
+    for on in (True, False):
+        config = FilterConfig(dedup_questions=0.0, balance_ratio=0.0, pattern_weights=on)
+        result = filter_trajectories(trajs, qs, scores, ref, config)
+        reports[on] = filter_report(trajs, scores, result, reference="test")
+        kept = [d for d in result.decisions if d.kept]
+        assert any("pattern-cap=" in d.reason for d in kept) == on
+        assert all(config.min_weight <= d.weight <= 1 for d in kept)
+    habit = f"phrase:{TEMPLATE_PHRASE}"
+    shares = {on: {f["pattern"]: f for f in r["fingerprints"]}[habit] for on, r in reports.items()}
+    assert shares[True]["share_before"] >= 0.6  # two of three teachers: dominant, not universal
+    assert shares[True]["share_after"] == shares[False]["share_after"]  # the same selection
+    assert shares[False]["weighted_share_after"] > FilterConfig().pattern_cap + 0.05
+    assert shares[True]["weighted_share_after"] == pytest.approx(FilterConfig().pattern_cap,
+                                                                 abs=0.01)
