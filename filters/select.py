@@ -14,7 +14,9 @@ Steps, in order (a trajectory leaves at the first step that drops it):
    reach this step; a pattern nearly every trajectory carries cannot be brought down by selection
    and stays in the report;
 5. balance: for hop count, question kind and teacher in turn, no value keeps more than
-   ceil(balance_ratio * size of the smallest value with at least balance_min_group trajectories);
+   ceil(balance_ratio * size of the smallest value with at least
+   max(balance_min_group, balance_min_share * trajectories) trajectories), so a rare value (a kind
+   the corpus seldom yields) is kept whole without shrinking every other group to its size;
 6. pattern weights (`pattern_weights`): a pattern that the budget of step 4 left above the cap
    (a habit of most but not all trajectories) is capped in the weighted set instead: its
    carriers' weights are scaled down until its weighted share is at most `pattern_cap`, never
@@ -61,6 +63,7 @@ class FilterConfig:
     pattern_weights: bool = True  # step 6: down-weight what the cap's budget could not remove
     balance_ratio: float = 3.0  # 0 disables balancing
     balance_min_group: int = 5
+    balance_min_share: float = 0.1  # values rarer than this share do not set the cap
     balance_keys: tuple[str, ...] = BALANCE_KEYS
     dedup_trajectories: float = 0.8  # 0 disables
     dedup_questions: float = 0.95  # 0 disables
@@ -74,7 +77,7 @@ class FilterConfig:
             if isinstance(v, int | float) and not isinstance(v, bool) and v < 0:
                 raise HopforgeError(f"FilterConfig.{f.name}={v} must be >= 0")
         for name in ("threshold", "downweight_from", "min_weight", "pattern_cap",
-                     "pattern_cap_budget",
+                     "pattern_cap_budget", "balance_min_share",
                      "dedup_trajectories", "dedup_questions", "min_pointwise"):
             if getattr(self, name) > 1:
                 raise HopforgeError(f"FilterConfig.{name}={getattr(self, name)} must lie in [0, 1]")
@@ -224,7 +227,8 @@ def balance(
     groups: dict[str, list[str]] = defaultdict(list)
     for tid in order:
         groups[key(tid)].append(tid)
-    sizes = [len(g) for g in groups.values() if len(g) >= config.balance_min_group]
+    floor = max(config.balance_min_group, config.balance_min_share * len(order))
+    sizes = [len(g) for g in groups.values() if len(g) >= floor]
     if config.balance_ratio <= 0 or len(sizes) < 2:
         return {}
     cap = math.ceil(config.balance_ratio * min(sizes))
