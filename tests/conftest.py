@@ -49,15 +49,15 @@ def openai_server() -> Iterator[OpenAITestServer]:
 
 # --- trajectories: the tiny corpus as documents, hand-built chain questions, a BM25 searcher ---
 AGENT_CHAINS = (
-    ("Who designed the lighthouse of the home port of the cartographer who first surveyed "
-     "Mount Fendle?", ("mount-fendle", "ilse-varro", "quillon", "grey-needle", "dorran-pell"),
+    (("Who designed the lighthouse of the home port of the cartographer who first surveyed "
+      "Mount Fendle?"), ("mount-fendle", "ilse-varro", "quillon", "grey-needle", "dorran-pell"),
      "Dorran Pell"),
     ("In which town was the engineer who designed the Grey Needle born?",
      ("grey-needle", "dorran-pell", "brackwater"), "Brackwater"),
     ("What port city was the founder of the Orvin Gallery from?",
      ("orvin-gallery", "hesper-quaile", "quillon"), "Quillon"),
-    ("Who made the great refractor of the last work of the architect of the town hall of "
-     "Brackwater?", ("brackwater", "wenna-strode", "calden-observatory", "osric-helm"),
+    (("Who made the great refractor of the last work of the architect of the town hall of "
+      "Brackwater?"), ("brackwater", "wenna-strode", "calden-observatory", "osric-helm"),
      "Osric Helm"),
     ("Who founded the gallery that holds the best known canvas of Tamsin Pell?",
      ("tamsin-pell", "orvin-gallery", "hesper-quaile"), "Hesper Quaile"),
@@ -76,6 +76,7 @@ def _agent_documents(path: Path) -> list:
 
 def _agent_questions(docs: list) -> list:
     import re as _re
+    from itertools import pairwise as _pairwise
 
     from hopforge.synth.records import Hop, Question
 
@@ -83,7 +84,7 @@ def _agent_questions(docs: list) -> list:
     questions = []
     for n, (text, chain, answer) in enumerate(AGENT_CHAINS):
         hops = []
-        for a, b in zip(chain, chain[1:]):
+        for a, b in _pairwise(chain):
             bridge = by_id[b].title
             sentences = _re.split(r"(?<=\.)\s+", by_id[a].text)
             clue = next(s for s in sentences if bridge.lower() in s.lower())
