@@ -32,11 +32,10 @@ from hopforge.filters.dedup import (
     render,
     shingles,
 )
-from hopforge.filters.logodds import words
 from hopforge.filters.pointwise import ScoreConfig
 from hopforge.filters.report import filter_report
 from hopforge.filters.select import FilterConfig, filter_trajectories
-from hopforge.filters.textstats import self_bleu
+from hopforge.synth.diversity import self_bleu, tokenize
 
 from tests.filter_data import population, reference_text
 
@@ -126,8 +125,8 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
     except ImportError:
         rows.append(_row("self-BLEU (200 texts)", len(texts), t_sb, note="nltk missing"))
         return rows
-    toks = [words(t)[:200] for t in texts]
-    smooth = SmoothingFunction().method2
+    toks = [tokenize(t) for t in texts]
+    smooth = SmoothingFunction().method1
     ref_b, t_nltk = _timed(lambda: sum(
         sentence_bleu(toks[:i] + toks[i + 1 :], h, smoothing_function=smooth)
         for i, h in enumerate(toks)) / len(toks))

@@ -15,7 +15,7 @@ from hopforge.filters.habits import action_ngram_counts, entropy_bits, reformula
 from hopforge.filters.records import PreferencePair, Score
 from hopforge.filters.select import FilterResult, reason_counts
 from hopforge.filters.style import Features, TrajectoryStyle
-from hopforge.filters.textstats import diversity_functions
+from hopforge.synth.diversity import distinct_n, self_bleu
 from hopforge.synth.records import Trajectory
 
 SELF_BLEU_SAMPLE = 200
@@ -58,7 +58,6 @@ def set_stats(
     With `like` (the stats of another set), histograms reuse its bin edges; with `weights`
     (sample weights by tid), pattern shares are also given weighted.
     """
-    distinct, self_bleu, _ = diversity_functions()
     fs = [features[t.tid] for t in trajs if t.tid in features]
     per_traj = [" ".join(f.texts) for f in fs]
     thoughts = [w for f in fs for w in f.texts]
@@ -83,8 +82,9 @@ def set_stats(
     return {
         "trajectories": len(trajs),
         "teachers": dict(sorted(Counter(t.teacher for t in trajs).items())),
-        "distinct": {f"distinct-{k}": round(distinct(thoughts, k), 4) for k in (1, 2, 3)},
-        "self_bleu": round(self_bleu(per_traj, n=4, sample=SELF_BLEU_SAMPLE, seed=0), 4),
+        "distinct": {f"distinct-{k}": round(distinct_n(thoughts, k), 4) for k in (1, 2, 3)},
+        "self_bleu": (round(self_bleu(per_traj, n=4, sample=SELF_BLEU_SAMPLE, seed=0), 4)
+                      if len(per_traj) >= 2 else 0.0),
         "pattern_shares": {p: round(c / n, 4) for p, c in sorted(carried.items())},
         "pattern_kind_shares": {k: round(c / n, 4) for k, c in sorted(kinds.items())},
         "pattern_shares_weighted": {p: round(v, 4) for p, v in sorted(weighted.items())},
@@ -128,14 +128,12 @@ def filter_report(
     after = set_stats([t for t in before_set if t.tid in kept], result.features, result.styles,
                       scores, like=before, weights=weights)
     prints = sorted(result.profile.fingerprints, key=lambda f: (-f.share, -(f.z or 0.0), f.pattern))
-    _, _, source = diversity_functions()
     return {
         "trajectories": len(result.decisions),
         "kept": len(kept),
         "dropped": len(result.decisions) - len(kept),
         "reference": reference,
         "reference_words": result.profile.reference_words,
-        "diversity_source": source,
         "decisions": {
             "total": len(result.decisions),
             "kept": len(kept),
