@@ -16,6 +16,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from hopforge.corpus.records import Document
+from hopforge.synth.clauses import (
+    clause_problem,
+    definition_phrase,
+    opens_sense,
+    predicate_phrase,
+    strip_boilerplate,
+)
 from hopforge.synth.records import Hop
 
 MAX_HOPS = 8
@@ -24,10 +31,10 @@ _ABBREVIATIONS = frozenset(
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9])")
 _SEE_ALSO = re.compile(r"^\W*(?:see|see also|compare|cf\.?|also|synonym|antonym)\b", re.IGNORECASE)
-_LEADING_NOISE = re.compile(
-    r"^(?:(?:\d{1,2}\.|(?:[a-z]{1,6}\.,?)+|/[^/\s][^/]{0,40}/,?|<[^>]*>|\[[^\]]*\]|\([^)]*\))\s*)+"
+_SENTENCE_STARTERS = frozenset(
+    ["Compare", "See", "Syn.", "Cf.", "Also", "This", "The", "It", "In", "These",
+     "There", "For", "Often", "Used", "Abbrev.", "Prob."]
 )
-_BRACKETS = re.compile(r"\s*(?:\([^()]*\)|\[[^\[\]]*\]|<[^<>]*>)")
 _PAREN_SUFFIX = re.compile(r"\s*\([^)]*\)\s*$")
 
 
@@ -41,29 +48,15 @@ def split_sentences(text: str) -> list[str]:
     for m in _SENTENCE_END.finditer(flat):
         piece = flat[start : m.start()].rstrip()
         last = piece.rsplit(" ", 1)[-1].rstrip(".").lower()
-        if (
-            last in _ABBREVIATIONS
-            or (len(last) == 1 and last.isalpha())
-            or (last.isdigit() and len(last) <= 2)
-        ):
+        initial = len(last) == 1 and last.isalpha()
+        if initial and flat[m.end() :].split(" ", 1)[0] in _SENTENCE_STARTERS:
+            initial = False  # "... in C. Compare ...": a sentence ends with a one-letter name
+        if last in _ABBREVIATIONS or initial or (last.isdigit() and len(last) <= 2):
             continue  # "e.g. Foo", "J. Smith", "n. A person ...", "1. A person ..."
         out.append(flat[start : m.end()].strip())
         start = m.end()
     out.append(flat[start:].strip())
     return [s for s in out if s]
-
-
-def strip_brackets(text: str) -> str:
-    """Drop parenthesised, bracketed and angle-bracketed asides (they hold dates and names)."""
-    prev = None
-    while prev != text:
-        prev, text = text, _BRACKETS.sub("", text)
-    return " ".join(text.split())
-
-
-def clean_sentence(sentence: str) -> str:
-    """A sentence without list numbering, part-of-speech marks or bracketed asides."""
-    return strip_brackets(_LEADING_NOISE.sub("", sentence.strip()))
 
 
 def mention_names(doc: Document) -> tuple[str, ...]:
@@ -112,14 +105,60 @@ def names_entity(text: str, m: re.Match[str], *, capitalized: bool) -> bool:
     return not (joined_before and before not in ("The", "A", "An")) and not joined_after
 
 
-def usable_clue(sentence: str, *, min_words: int = 4, max_words: int = 45) -> bool:
-    """A sentence that can carry a hop: not a bare cross-reference list, not too short or long."""
+def usable_clue(
+    sentence: str,
+    *,
+    min_words: int = 4,
+    max_words: int = 40,
+    opening: bool = True,
+    predicates: bool = True,
+) -> bool:
+    """A sentence that can carry a hop: not a bare cross-reference list, not too short or long,
+    and still a full clause once dictionary boilerplate is dropped (or a definition, where it is
+    `opening` a document or a sense; or with `predicates`, a dictionary sense that opens with
+    its predicate, "Used of ...")."""
     words = sentence.split()
     if not min_words <= len(words) <= max_words:
         return False
     if _SEE_ALSO.match(sentence):
         return False
-    return sentence.count(",") <= max(4, len(words) // 5)
+    if sentence.count(",") > max(4, len(words) // 5):
+        return False
+    return readable_clue(strip_boilerplate(sentence), opening=opening, predicates=predicates)
+
+
+def readable_clue(text: str, *, opening: bool, predicates: bool = True) -> bool:
+    """Whether a cleaned clue reads as a full clause, or as a definition ("A person who ...")
+    where it opens a document or sense, or as a predicate of its subject ("Used of ...")."""
+    problem = clause_problem(text)
+    if not problem:
+        return True
+    if opening and definition_phrase(text) is not None:
+        return True
+    return predicates and problem == "no_subject" and predicate_phrase(text) is not None
+
+
+_GRAMMAR_TAG = re.compile(
+    r"^\s*(?:(?:n|adj|adv|vt|vi|v|interj|pl|prep|conj)\.|/[^/]{1,40}/|<[^>]+>|\d\.\s|\[)"
+)
+
+
+def dictionary_like(docs: Sequence[Document], *, sample: int = 400) -> bool:
+    """Whether a corpus reads like a dictionary: many entries open with a grammar tag, a
+    pronunciation, a sense number, or a definition instead of a sentence about a name."""
+    if not docs:
+        return False
+    step = max(1, len(docs) // sample)
+    picked = docs[::step]
+    hits = 0
+    for doc in picked:
+        if _GRAMMAR_TAG.match(doc.text):
+            hits += 1
+            continue
+        sentences = split_sentences(doc.text)
+        if sentences and definition_phrase(strip_boilerplate(sentences[0])) is not None:
+            hits += 1
+    return hits >= 0.3 * len(picked)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -155,6 +194,14 @@ class LinkGraph:
         self._clues: dict[tuple[str, str], tuple[str, str] | None] = {}
         self._sentences: dict[str, list[str]] = {}
         self._patterns: dict[str, re.Pattern[str] | None] = {}
+        self._dictionary: bool | None = None
+
+    @property
+    def dictionary(self) -> bool:
+        """Whether the corpus reads like a dictionary (see `dictionary_like`), computed once."""
+        if self._dictionary is None:
+            self._dictionary = dictionary_like(list(self.docs.values()))
+        return self._dictionary
 
     def weight(self, doc_id: str) -> float:
         """Hub damping: a document linked from many others is a less likely next step."""
@@ -184,13 +231,20 @@ class LinkGraph:
             return None
         best: tuple[str, str] | None = None
         upper = any(c.isupper() for c in self.docs[dst].title)
-        for sentence in self.sentences(src):
-            text = clean_sentence(sentence)
+        for i, sentence in enumerate(self.sentences(src)):
+            text = strip_boilerplate(sentence)  # a name only in "Compare X." is no clue
             m = next((m for m in pattern.finditer(text) if names_entity(text, m, capitalized=upper)),
                      None)
-            if m and usable_clue(sentence) and (best is None or len(sentence) < len(best[0])):
+            opening = opens_sense(sentence, first=i == 0)
+            if (m and usable_clue(sentence, opening=opening, predicates=self.dictionary)
+                    and (best is None or len(sentence) < len(best[0]))):
                 best = sentence, m.group(0)
         return best
+
+    def opens_sense(self, doc_id: str, sentence: str) -> bool:
+        """Whether `sentence` opens `doc_id`'s text or one of its dictionary senses."""
+        sentences = self.sentences(doc_id)
+        return opens_sense(sentence, first=bool(sentences) and sentences[0] == sentence)
 
     def hop(self, src: str, dst: str) -> Hop | None:
         found = self.clue(src, dst)

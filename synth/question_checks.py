@@ -5,7 +5,8 @@
   (a comparison: both compared documents);
 - closed-book (model teacher only): the teacher answers correctly without tools;
 - uniqueness (intersection): no other document is linked from every clue's document;
-- well-formed: length bounds, exactly one question, ending with a question mark;
+- well-formed: length bounds, exactly one question, ending with a question mark; and readable:
+  each clue a full clause, no dictionary boilerplate, no "the" + adjective as a noun phrase;
 - near-duplicate: word-shingle Jaccard against questions already accepted (MinHash LSH).
 """
 
@@ -19,6 +20,7 @@ from typing import Protocol
 from datasketch import MinHash, MinHashLSH
 from hopforge.corpus.records import Document, Hit
 from hopforge.synth.chains import LinkGraph, mention_names
+from hopforge.synth.clauses import readability_problem
 from hopforge.synth.records import Question
 
 _NON_WORD = re.compile(r"[^\w]+")
@@ -130,10 +132,22 @@ def well_formed_problem(question: str, *, min_words: int, max_words: int) -> str
         return "no_question_mark"
     if question.count("?") > 1:
         return "several_questions"
-    *before, last = re.split(r"(?<=[.:;!])\s+", question.strip())
+    *before, last = re.split(r"(?<=[.!])\s+", question.strip())
+    ask, colon, listed = last.partition(": ")
+    if colon and ask.split(" ", 1)[0] in _ASKING:  # "What is X, given these clues: ...?"
+        before, last = [*before, listed], ask
+    else:
+        *more, last = re.split(r"(?<=[:;])\s+", last)
+        before = [*before, *more]
     if set(_LETTER.findall(last)) - set(_LETTER.findall(" ".join(before))):
         return "dangling_reference"  # "... What is X?" with X never introduced
     return ""
+
+
+_ASKING = frozenset(["What", "Which", "Who", "Whose", "When", "Where", "Name", "Identify"])
+
+
+__all__ = ["readability_problem"]  # with the other checks, importable from here
 
 
 def intersection_candidates(q: Question, graph: LinkGraph) -> set[str]:

@@ -25,11 +25,12 @@ from hopforge.synth.question_checks import (
     find_leak,
     is_unique,
     leak_names,
+    readability_problem,
     shortcut_ranks,
     well_formed_problem,
 )
 from hopforge.synth.records import Checks, Question
-from hopforge.synth.scripted_questions import ScriptedComposer
+from hopforge.synth.scripted_questions import ScriptedComposer, UnreadableClue
 
 log = logging.getLogger(__name__)
 
@@ -184,17 +185,20 @@ async def generate_questions(
 def check_question(
     q: Question, *, graph: LinkGraph, rank: int | None, config: QuestionConfig
 ) -> Question:
-    """`q` with its checks filled in (leakage, shortcut, uniqueness, form) and `rejected` set to
-    the comma-separated reasons when any fails; `rank` is the answer document's search rank."""
+    """`q` with its checks filled in (leakage, shortcut, uniqueness, form and readability) and
+    `rejected` set to the comma-separated reasons when any fails; `rank` is the answer
+    document's search rank. An unreadable question is not well-formed; its reason is counted
+    apart ("unreadable(no_verb)") from the other form problems ("malformed(too_long(...))")."""
     leaked = find_leak(q.question, leak_names(q, graph.docs))
     problem = well_formed_problem(q.question, min_words=config.min_words, max_words=config.max_words)
+    unreadable = readability_problem(q.question) if not problem else ""
     checks = Checks(
         leakage=bool(leaked),
         leaked=leaked,
         shortcut_rank=rank,
         shortcut=rank is not None and rank <= config.shortcut_rank,
         unique=is_unique(q, graph),
-        well_formed=not problem,
+        well_formed=not problem and not unreadable,
     )
     reasons = [
         name
@@ -203,6 +207,7 @@ def check_question(
             ("shortcut", checks.shortcut),
             ("not_unique", checks.unique is False),
             (f"malformed({problem})", bool(problem)),
+            (f"unreadable({unreadable})", bool(unreadable)),
         )
         if failed
     ]
@@ -239,7 +244,11 @@ class _Stage:
 
     async def _compose(self, plan: QuestionPlan) -> Question:
         if self.model is None:
-            return from_plan(plan, self.scripted.compose(plan), self.scripted.name)
+            try:
+                return from_plan(plan, self.scripted.compose(plan), self.scripted.name)
+            except UnreadableClue as exc:  # a clue that is only a fragment: never written
+                draft = from_plan(plan, "", self.scripted.name)
+                return replace(draft, rejected=f"unreadable({exc.reason})", raw=str(exc))
         draft = from_plan(plan, "", self.model.name)
         try:
             made = await self.model.compose(plan)

@@ -1,9 +1,12 @@
 """The scripted composer: question text from a plan by rule, with no model.
 
-Clue sentences are rewritten so that intermediate entities are never named (a name becomes a
-reference by type: "a cartographer", then "that cartographer"), years become decades and large
-numbers are rounded. Each kind has several phrasings, chosen by the plan's seed, so the output
-is deterministic but not one template.
+Each clue becomes one full clause about the document it comes from: a definition written as a
+bare phrase ("A person who ...") is stated of its subject ("X is a person who ..."), a sentence
+that opens with its subject keeps it, and any other full sentence is framed ("The entry on X
+says that ..."). Dictionary boilerplate is dropped first, and a clue that is still a fragment
+makes the question fail with `UnreadableClue` rather than be written. Hidden documents are never
+named (see `hopforge.synth.masking`), years become decades and large numbers are rounded. Each
+kind has several phrasings, chosen by the plan's seed: deterministic, but not one template.
 """
 
 from __future__ import annotations
@@ -11,81 +14,70 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from hopforge.synth.chains import LinkGraph
-from hopforge.synth.facts import (
+from hopforge.synth.clauses import (
+    balanced,
+    clause_problem,
+    definition_phrase,
+    predicate_phrase,
+    strip_boilerplate,
+)
+from hopforge.synth.definitions import (
     FALLBACK_TYPE,
-    blur,
-    clean_sentence,
     description,
-    event_question,
+    neutral_noun,
     type_noun,
+)
+from hopforge.synth.facts import blur, event_question
+from hopforge.synth.masking import (
+    LETTERS,
+    SUBJECT,
+    Ref,
+    article,
+    cap,
+    kind_fits,
+    low,
+    mask,
+    name_subject,
 )
 from hopforge.synth.plans import QuestionPlan
 
 COMPOSER = "scripted"
-_DETERMINERS = r"(?:the|its|his|her|their|a|an)"
-_COPULA_LEAD = r"(is|was|are|were)"
-_FUNCTION = frozenset(
-    ["a", "an", "the", "this", "that", "these", "those", "its", "his", "her", "their", "our", "my", "your", "about", "above", "after", "against", "along", "among", "around", "as", "at", "before", "behind", "below", "beside", "between", "beyond", "by", "during", "for", "from", "in", "inside", "into", "near", "of", "off", "on", "onto", "out", "outside", "over", "past", "since", "through", "to", "toward", "towards", "under", "until", "upon", "with", "within", "without", "and", "or", "but", "nor", "so", "yet", "than", "then", "when", "where", "while", "who", "whom", "whose", "which", "what", "there", "here", "it", "he", "she", "they", "we", "you", "is", "was", "are", "were", "be", "been", "being", "has", "have", "had", "do", "does", "did", "became", "become", "becomes", "won", "met", "wrote", "joined", "left", "beat", "led", "saw", "built", "made", "took", "found", "gave", "got", "came", "went", "said", "also", "not", "only", "both", "either", "neither", "all", "some", "any", "each", "every", "one", "two", "three", "many", "most", "more"]
-)
-
-
-def article(phrase: str) -> str:
-    """ "a cartographer" / "an engineer"."""
-    return f"{'an' if phrase[:1].lower() in 'aeiou' else 'a'} {phrase}"
-
-
-def _cap(text: str) -> str:
-    return text[:1].upper() + text[1:]
-
-
-def _low(text: str) -> str:
-    """Lower-case a leading function word, never a leading name."""
-    if text.split(" ", 1)[0].lower() in _FUNCTION:
-        return text[:1].lower() + text[1:]
-    return text
-
-
 _CLAUSE_END = re.compile(
     r",\s|;\s|\s[—–]\s|\s(?:which|who|whom|where|while|but|and then|although|because)\s|"
     r"\sand\s(?=[a-z]+(?:ed|s)\b)"
 )
-
-
-def trim_clue(sentence: str, mention: str, *, min_words: int = 6) -> str:
-    """The sentence cut after the clause that holds `mention` (the hop needs no more)."""
-    text = clean_sentence(sentence)
-    found = re.search(rf"(?<![\w-]){re.escape(mention)}(?![\w-])", text, re.IGNORECASE)
-    if found is None:
-        return sentence
-    end = found.end()
-    for m in _CLAUSE_END.finditer(text, end):
-        head = text[: m.start()].rstrip(" ,;")
-        if len(head.split()) >= min_words and head.count("\"") % 2 == 0:
-            return head + "."
-    return text
-
-
-def _is_noun_like(word: str) -> bool:
-    """A lower-case word that can stand before a name in apposition ("his brother X")."""
-    return word not in _FUNCTION and not word.endswith(("ed", "ly"))
-
-
-def _possessive(ref: str) -> str:
-    return f"{ref}'" if ref.endswith("s") else f"{ref}'s"
-
-
-_LETTERS = ("X", "Y", "Z", "W", "V", "U", "T", "S")
 _STEP_WORDS = (
     ("First", "Next", "Then", "Finally"),
     ("To begin", "From there", "After that", "In the end"),
     ("Step one", "Step two", "Step three", "Last step"),
 )
-
-
 _RELEASE_EVENTS = frozenset({"released", "published", "premiered", "recorded", "launched"})
+
+
+class UnreadableClue(ValueError):
+    """A clue that cannot be stated as a full clause; the question is rejected with `reason`."""
+
+    def __init__(self, reason: str, text: str) -> None:
+        super().__init__(f"{reason}: {text!r}")
+        self.reason = reason
+
+
+def trim_clue(sentence: str, mention: str, *, min_words: int = 6) -> str:
+    """The sentence without boilerplate, cut after the first clause boundary past `mention` that
+    leaves a full clause (the hop needs no more)."""
+    text = strip_boilerplate(sentence)
+    found = re.search(rf"(?<![\w-]){re.escape(mention)}(?![\w-])", text, re.IGNORECASE)
+    if found is None:
+        return text
+    for m in _CLAUSE_END.finditer(text, found.end()):
+        head = text[: m.start()].rstrip(" ,;")
+        if len(head.split()) >= min_words and balanced(head) and (
+            not clause_problem(head) or definition_phrase(head) is not None
+        ):
+            return head + "."
+    return text
 
 
 def _comparison_clauses(event: str, later: bool) -> list[str]:
@@ -112,8 +104,10 @@ def _chain_finals(plan: QuestionPlan, last: Ref) -> list[str]:
                 f"When {clause} (give the year)?"]
     if last.letter:
         x = last.letter
-        return [f"What is {x}?", f"Which entry is {x}?", f"What is the name of {x}?",
-                f"Which term is {x}?", f"Identify {x}: what is it?"]
+        if not last.noun:  # no type, and no neutral noun that reads well
+            return [f"What is {x}?", f"What is the name of {x}?", f"Identify {x}: what is it?"]
+        return [f"What is {x}?", f"Which {last.noun} is {x}?", f"What is the name of {x}?",
+                f"Identify {x}: what is it?", f"Name {x}: which {last.noun} is it?"]
     return [
         f"What is the name of {last.that}?",
         f"What is {last.that} called?",
@@ -125,28 +119,6 @@ def _chain_finals(plan: QuestionPlan, last: Ref) -> list[str]:
     ]
 
 
-@dataclass(frozen=True, slots=True)
-class Ref:
-    """How a question refers to one hidden document: by its type, or by a letter when its type is
-    unknown or would name another hidden document."""
-
-    kind: str  # "" when the document goes by a letter
-    letter: str = ""
-    det: str = "that"  # how a later mention points back: "that", "this" or "the"
-
-    @property
-    def intro(self) -> str:
-        return self.letter or article(self.kind)
-
-    @property
-    def that(self) -> str:
-        return self.letter or f"{self.det} {self.kind}"
-
-    @property
-    def this(self) -> str:
-        return self.letter or f"this {self.kind}"
-
-
 class ScriptedComposer:
     """Writes questions for plans over one corpus graph."""
 
@@ -155,30 +127,44 @@ class ScriptedComposer:
     def __init__(self, graph: LinkGraph) -> None:
         self.graph = graph
         self._kinds: dict[str, str] = {}
+        self.dictionary = graph.dictionary
+        # the noun for a document of unknown type; outside dictionaries "topic" reads badly in
+        # "Which topic is X?", so questions there ask "What is X?" instead
+        self.neutral = neutral_noun(self.dictionary) if self.dictionary else ""
+        self.page = "entry" if self.dictionary else "article"
 
     def kind(self, doc_id: str) -> str:
         if doc_id not in self._kinds:
             self._kinds[doc_id] = type_noun(self.graph.docs[doc_id])
         return self._kinds[doc_id]
 
-    def cast(self, hidden: Sequence[str], det: str = "that") -> dict[str, Ref]:
-        """References for the hidden documents of one question."""
+    def cast(self, hidden: Sequence[str], texts: Sequence[str], det: str = "that") -> dict[str, Ref]:
+        """References for the hidden documents of one question whose clues are `texts`: by type
+        where the type is known, unique in the question, names no other hidden document and fits
+        every mention; by a letter otherwise."""
         refs: dict[str, Ref] = {}
-        letters = iter(_LETTERS)
+        letters = iter(LETTERS)
+        used: set[str] = set()
         for doc_id in hidden:
             kind = self.kind(doc_id)
+            pattern = self.graph.pattern(doc_id)
+            known = kind != FALLBACK_TYPE
             clash = any(
                 (p := self.graph.pattern(other)) is not None and p.search(kind)
                 for other in hidden
             )
-            if kind == FALLBACK_TYPE or clash:
-                refs[doc_id] = Ref("", next(letters, "Q"))
+            fits = pattern is None or all(kind_fits(t, pattern, kind) for t in texts)
+            noun = kind if known else self.neutral
+            if not known or clash or not fits or kind in used:
+                refs[doc_id] = Ref("", next(letters, "Q"), noun=noun if not clash else self.neutral)
             else:
-                refs[doc_id] = Ref(kind, det=det)
+                refs[doc_id] = Ref(kind, det=det, noun=kind)
+                used.add(kind)
         return refs
 
     def compose(self, plan: QuestionPlan) -> str:
-        """The question text for `plan` (deterministic for `plan.seed`)."""
+        """The question text for `plan` (deterministic for `plan.seed`); raises `UnreadableClue`
+        when a clue cannot be stated as a full clause."""
         rng = random.Random(plan.seed)
         if plan.kind == "chain":
             return self._chain(plan, rng)
@@ -186,151 +172,76 @@ class ScriptedComposer:
             return self._comparison(plan, rng)
         return self._intersection(plan, rng)
 
-    # --- rewriting one sentence ---
+    # --- one clue ---
 
-    def rewrite(
+    def clause(
         self,
-        sentence: str,
+        text: str,
         subject: str,
         subject_ref: str,
         hidden: Sequence[tuple[str, str, Ref]],
+        rng: random.Random,
         *,
         this_mode: bool = False,
+        opening: bool = False,
     ) -> str:
-        """Rewrite a sentence of `subject`'s document: the subject becomes `subject_ref`, each
-        hidden (doc_id, first reference, Ref) is masked, numbers are blurred."""
-        text = clean_sentence(sentence).replace("?", ".").replace("!", ".")
-        text = text.rstrip(" .;:") + "."
+        """One clue `text` (already trimmed) of `subject`'s document as a full clause about
+        `subject_ref`, each hidden (doc_id, first reference, Ref) masked, numbers blurred. A bare
+        phrase is read as a definition of the subject only where it is `opening` its document
+        or a sense."""
+        text = text.replace("?", ".").replace("!", ".").rstrip(" .;:") + "."
         pattern = self.graph.pattern(subject)
         if pattern is not None:
-            text = re.sub(r"\b[Tt]he \x01", "\x01", pattern.sub("\x01", text))
+            text = pattern.sub(SUBJECT, text)
         for doc_id, first_ref, ref in hidden:
             later = ref.this if this_mode else ref.that
-            text = self._mask(text, doc_id, first_ref, later, ref, this_mode=this_mode)
-        subject_kind = self.kind(subject) if not re.fullmatch(r"[A-Z]", subject_ref) else ""
-        text = self._subject(text, subject_kind, subject_ref)
-        return _cap(blur(text))
-
-    def _mask(
-        self, text: str, doc_id: str, ref: str, later_ref: str, who: Ref, *, this_mode: bool
-    ) -> str:
-        pattern = self.graph.pattern(doc_id)
-        if pattern is None:
-            return text
-        kind_words = [w for w in who.kind.split() if len(w) > 2 and w != "of"]
-        first = True
-        pos = 0
-        title = self.graph.docs[doc_id].title
-        upper = " " not in title and any(c.isupper() for c in title)
-        while (m := pattern.search(text, pos)) is not None:
-            if upper and m.group(0).islower():
-                pos = m.end()  # a common word, not the name
-                continue
-            before, after = text[: m.start()], text[m.end() :]
-            use = ref if first else later_ref
-            replaced = self._apposition(before, kind_words, this_mode) if first else None
-            prev = re.search(r"([A-Za-z]+)\s*$", before)
-            if after.startswith("'s"):
-                head, after = before + _possessive(use), after[2:]
-            elif replaced is not None:
-                head, after = replaced, (after.lstrip(",") if after.startswith(",") else after)
-            elif prev and prev.group(1).islower() and _is_noun_like(prev.group(1)):
-                head = before.rstrip() + ", " + use  # "his brother, a painter, was"
-                after = after if after[:1] in ",.;" else "," + after
-            else:
-                article_before = r"\b(?:[Tt]he|[Aa]n?)\s+$" if not who.letter else r"\b[Tt]he\s+$"
-                head = re.sub(article_before, "", before) + use
-            text, pos = head + after, len(head)
-            first = False
-        return re.sub(r"\s+([,.;])", r"\1", re.sub(r"\s{2,}", " ", text)).replace(",,", ",")
-
-    def _apposition(self, before: str, kind_words: list[str], this_mode: bool) -> str | None:
-        """ "by the cartographer Ilse Varro" -> "by a cartographer" (or "by this cartographer")."""
-        if not kind_words:
-            return None
-        words = "|".join(re.escape(w) for w in kind_words)
-        m = re.search(
-            rf"\b({_DETERMINERS})\s+((?:[\w-]+\s+){{0,2}}?(?:{words}))(?:,?\s+(?:the\s+)?|\s+of\s+)$",
-            before,
-            re.IGNORECASE,
-        )
-        if m is None:
-            return None
-        det = m.group(1)
-        if this_mode:
-            det = "this"
-        elif det.lower() == "the":
-            det = article(m.group(2)).split(" ", 1)[0]
-        return before[: m.start()] + det + " " + m.group(2) + " "
-
-    def _subject(self, text: str, kind: str, ref: str) -> str:
-        later = ref if not ref.lower().startswith(("a ", "an ")) else f"that {kind}"
-        if "\x01" in text:
-            if not re.fullmatch(r"[A-Z]", ref):
-                text = re.sub(r"\b(?:[Aa]n?|[Tt]he) \x01", "\x01", text)
-            text = text.replace("\x01's", _possessive(ref), 1).replace("\x01", ref, 1)
-            text = text.replace("\x01's", _possessive(later)).replace("\x01", later)
-            return self._drop_copula(_cap(text), ref, kind) if kind else _cap(text)
-        lead = re.match(r"^(It|He|She|They|This|These)\b", text)
-        poss = re.match(r"^(Its|His|Her|Their)\b", text)
-        last = re.escape((kind or "-").split()[-1])
-        the_kind = re.match(
-            rf"^The (?:{re.escape(kind or '-')}\b|{last} (?=is|was|are|were|has|had|\w+ed\b|\w+s\b))",
-            text,
-        )
-        if poss:
-            text = _possessive(ref) + text[poss.end() :]
-        elif lead:
-            text = ref + text[lead.end() :]
-        elif the_kind and kind and kind != FALLBACK_TYPE:
-            text = ref + " " + text[the_kind.end() :].lstrip()
+            hidden_pattern = self.graph.pattern(doc_id)
+            if hidden_pattern is not None:
+                title = self.graph.docs[doc_id].title
+                text = mask(text, hidden_pattern, title, first_ref, later, ref, this_mode=this_mode)
+        kind = self.kind(subject) if not re.fullmatch(r"[A-Z]", subject_ref) else ""
+        kind = "" if kind == FALLBACK_TYPE else kind
+        problem = clause_problem(text)
+        defined = definition_phrase(text) if opening and SUBJECT not in text else None
+        if defined is None and problem == "no_subject" and self.dictionary:
+            defined = predicate_phrase(text)  # "Used of hardware ..." said of its subject
+        if defined is not None:
+            verb, phrase = defined
+            said = f"{SUBJECT} {verb} {phrase.rstrip('.')}.".replace("  ", " ")
+            out = name_subject(said, kind, subject_ref)
+        elif problem:
+            raise UnreadableClue(problem, text)
         else:
-            mid = re.search(r"(?<=\s)(it|its|he|his|she|they|their)\b", text)
-            if mid is None:
-                return f"About {ref}: {_low(text)}"
-            word = mid.group(1)
-            use = _possessive(ref) if word in ("its", "his", "their") else ref
-            return text[: mid.start()] + use + text[mid.end() :]
-        return self._drop_copula(_cap(text), ref, kind) if kind else _cap(text)
+            out = name_subject(text, kind, subject_ref) or self._frame(text, subject_ref, rng)
+        return cap(blur(out))
 
-    def _drop_copula(self, text: str, ref: str, kind: str) -> str:
-        """ "That cartographer was a cartographer born in ..." -> "That cartographer was born in ..."."""
-        last = kind.split()[-1]
-        m = re.match(
-            rf"^{re.escape(_cap(ref))} {_COPULA_LEAD} (a|an|the) (?:[\w-]+ ){{0,3}}?{re.escape(last)}\b,? ?",
-            text,
-        )
-        if m is None:
-            return text
-        rest = text[m.end() :]
-        indefinite = ref.lower().startswith(("a ", "an "))
-        if indefinite and m.group(2).lower() != "the":
-            return f"There {m.group(1)} {_low(text[len(ref) + len(m.group(1)) + 2 :])}"
-        also = re.match(r"and ([a-z][\w-]*)", rest)
-        if also and not indefinite and also.group(1) not in _FUNCTION:
-            return f"{_cap(ref)} {m.group(1)} also {article(rest[4:])}"  # "was also a collector"
-        if indefinite or not rest or re.match(r"(?:and|or|[,.;])", rest):
-            return text
-        rel = re.match(r"(?:who|that|which) ", rest)
-        if rel:
-            return f"{_cap(ref)} {rest[rel.end() :]}"
-        return f"{_cap(ref)} {m.group(1)} {rest}"
+    def _frame(self, text: str, ref: str, rng: random.Random) -> str:
+        """A full sentence that does not open with its subject, said of it."""
+        page = self.page
+        on = "on" if rng.random() < 0.5 else "for"
+        return rng.choice([
+            f"About {ref}: {low(text)}",
+            f"The {page} {on} {ref} says that {low(text)}",
+            f"According to the {page} {on} {ref}, {low(text)}",
+        ])
 
     # --- the kinds ---
 
     def _chain(self, plan: QuestionPlan, rng: random.Random) -> str:
         docs = plan.evidence
-        cast = self.cast(docs[1:], det=rng.choice(["that", "that", "this", "the"]))
+        clues = [trim_clue(hop.clue, hop.bridge) for hop in plan.hops]
+        cast = self.cast(docs[1:], clues, det=rng.choice(["that", "that", "this", "the"]))
         start = self.graph.docs[docs[0]]
         start_ref = start.title
-        possessive = re.match(r"(Its|His|Her|Their)\b", clean_sentence(plan.hops[0].clue))
-        if rng.random() < 0.4 and not possessive:
+        pattern = self.graph.pattern(start.doc_id)
+        opens = pattern is not None and pattern.match(clues[0].removeprefix("The ")) is not None
+        if rng.random() < 0.4 and opens and kind_fits(clues[0], pattern, self.kind(start.doc_id)):
             desc = description(start)
             if desc and len(desc.split()) <= 12:
                 start_ref = desc
         said: set[str] = set()
         sentences = []
-        for i, hop in enumerate(plan.hops):
+        for i, (hop, clue) in enumerate(zip(plan.hops, clues, strict=True)):
             subject_ref = start_ref if i == 0 else cast[hop.from_doc].that
             hidden = [(hop.to_doc, cast[hop.to_doc].intro, cast[hop.to_doc])]
             hidden += [
@@ -338,19 +249,22 @@ class ScriptedComposer:
                 for d in docs[1:]
                 if d not in (hop.from_doc, hop.to_doc)
             ]
-            clue = trim_clue(hop.clue, hop.bridge)
-            sentences.append(self.rewrite(clue, hop.from_doc, subject_ref, hidden))
+            opening = self.graph.opens_sense(hop.from_doc, hop.clue)
+            sentences.append(self.clause(clue, hop.from_doc, subject_ref, hidden, rng,
+                                         opening=opening))
             said.update((hop.from_doc, hop.to_doc))
         last = cast[docs[-1]]
         final = rng.choice(_chain_finals(plan, last))
         named = start_ref == start.title
         style = rng.randrange(6)
         if style == 1 and named:
-            lead = rng.choice(["Start from", "Begin with", "Start at", "Take"])
-            return " ".join([f"{lead} {start.title}.", *sentences, final])
+            lead = rng.choice([f"Start from {start.title} and follow the clues.",
+                               f"Begin with {start.title}, then follow the links.",
+                               f"Take {start.title} as the starting point."])
+            return " ".join([lead, *sentences, final])
         if style == 2:
             body = "; ".join(
-                s.rstrip(".") if i == 0 else _low(s.rstrip(".")) for i, s in enumerate(sentences)
+                s.rstrip(".") if i == 0 else low(s.rstrip(".")) for i, s in enumerate(sentences)
             )
             return f"{body}. {final}"
         if style == 3:
@@ -358,10 +272,10 @@ class ScriptedComposer:
             parts = []
             for i, s in enumerate(sentences):
                 word = steps[-1] if i == len(sentences) - 1 and i > 0 else steps[min(i, 2)]
-                parts.append(f"{word}, {_low(s)}")
+                parts.append(f"{word}, {low(s)}")
             return " ".join([*parts, final])
         if style == 4 and not last.letter and plan.fact is None:
-            listed = "; ".join(_low(s.rstrip(".")) for s in sentences)
+            listed = "; ".join(low(s.rstrip(".")) for s in sentences)
             lead = rng.choice([
                 f"Which {last.kind} is reached this way",
                 f"What is the {last.kind} reached this way",
@@ -375,49 +289,58 @@ class ScriptedComposer:
     def _comparison(self, plan: QuestionPlan, rng: random.Random) -> str:
         fa, fb = plan.compared
         both = [fa.doc_id, fb.doc_id]
-        cast = self.cast(both)
-        descs = []
-        for f in (fa, fb):
-            desc = description(self.graph.docs[f.doc_id], avoid_year=f.year)
+        descs = [description(self.graph.docs[f.doc_id], avoid_year=f.year) for f in (fa, fb)]
+        cast = self.cast(both, descs)
+        out = []
+        for desc in descs:
             for d in both:
-                desc = self._mask(desc, d, cast[d].intro, cast[d].that, cast[d], this_mode=False)
-            descs.append(blur(desc))
-        a, b = descs
+                pattern = self.graph.pattern(d)
+                if pattern is not None:
+                    desc = mask(desc, pattern, self.graph.docs[d].title, cast[d].intro,
+                                cast[d].that, cast[d], this_mode=False)
+            out.append(blur(desc))
+        a, b = out
         clause = rng.choice(_comparison_clauses(fa.event, plan.later))
         return rng.choice(
             [
-                f"{_cap(clause)}: {a}, or {b}?",
-                f"{_cap(clause)}, {a} or {b}?",
+                f"{cap(clause)}: {a}, or {b}?",
+                f"{cap(clause)}, {a} or {b}?",
                 f"Of {a} and {b}, {clause}?",
                 f"Between {a} and {b}, {clause}?",
-                f"{_cap(a)} and {b}: {clause}?",
-                f"Here are two: {a}, and {b}. {_cap(clause)}?",
+                f"{cap(a)} and {b}: {clause}?",
+                f"Here are two: {a}, and {b}. {cap(clause)}?",
             ]
         )
 
     def _intersection(self, plan: QuestionPlan, rng: random.Random) -> str:
         target = plan.answer_doc
         sources = [h.from_doc for h in plan.hops]
-        cast = self.cast([*sources, target])
+        texts = [trim_clue(hop.clue, hop.bridge) for hop in plan.hops]
+        fact_text = strip_boilerplate(plan.fact.sentence) if plan.fact is not None else ""
+        cast = self.cast([*sources, target], [*texts, fact_text])
         goal = cast[target]
         clues = []
-        for hop in plan.hops:
+        for hop, text in zip(plan.hops, texts, strict=True):
             hidden = [(target, goal.this, goal)]
             hidden += [(d, cast[d].intro, cast[d]) for d in sources if d != hop.from_doc]
             ref = cast[hop.from_doc].intro
-            clue = trim_clue(hop.clue, hop.bridge)
-            clues.append(self.rewrite(clue, hop.from_doc, ref, hidden, this_mode=True))
+            opening = self.graph.opens_sense(hop.from_doc, hop.clue)
+            clues.append(self.clause(text, hop.from_doc, ref, hidden, rng, this_mode=True,
+                                     opening=opening))
         if plan.fact is not None:
             hidden = [(d, cast[d].intro, cast[d]) for d in sources]
-            clues.append(self.rewrite(plan.fact.sentence, target, goal.this, hidden, this_mode=True))
+            clues.append(self.clause(fact_text, target, goal.this, hidden, rng, this_mode=True))
         rng.shuffle(clues)
         style = rng.randrange(6)
         what = goal.letter or goal.kind
         if style == 0:
-            ask = f"What is {goal.letter}?" if goal.letter else f"Which {goal.kind} is this?"
+            ask = f"Which {goal.kind} is this?"
+            if goal.letter:
+                ask = f"Which {goal.noun} is {goal.letter}?" if goal.noun else (
+                    f"What is {goal.letter}?")
             return " ".join([*clues, ask])
         if style == 1:
-            listed = "; ".join(_low(c.rstrip(".")) for c in clues)
+            listed = "; ".join(low(c.rstrip(".")) for c in clues)
             lead = f"What is {goal.letter}, given" if goal.letter else f"Which {what} fits"
             return f"{lead} all of these clues: {listed}?"
         if style == 2:
@@ -430,7 +353,9 @@ class ScriptedComposer:
                                f"One {goal.kind} fits every clue below."])
             return " ".join([lead, *clues, rng.choice(["Which is it?", "What is it called?"])])
         if style == 5:
-            listed = " ".join(f"({i}) {_low(c.rstrip('.'))}." for i, c in enumerate(clues, 1))
-            return f"{listed} What single {what if not goal.letter else 'entry'} fits all of these?"
-        tail = [f"{rng.choice(['Also', 'Moreover', 'In addition'])}, {_low(c)}" for c in clues[1:]]
+            listed = " ".join(f"({i}) {low(c.rstrip('.'))}." for i, c in enumerate(clues, 1))
+            ask = f"What single {goal.noun} fits all of these?" if goal.noun else (
+                "What fits all of these clues?")
+            return f"{listed} {ask}"
+        tail = [f"{rng.choice(['Also', 'Moreover', 'In addition'])}, {low(c)}" for c in clues[1:]]
         return " ".join([clues[0], *tail, f"What is the name of {goal.this}?"])

@@ -1,0 +1,348 @@
+"""Clue sentences made readable: bracketed asides and dictionary boilerplate dropped, fragments
+refused.
+
+Dictionary corpora (the Jargon File, FOLDOC) mix definitions with cross-references ("Compare
+comment out.", "Syn. chad."), grammar tags ("n.", "vt."), pronunciations ("/klooj/") and
+etymologies ("Prob. from ..."). `strip_boilerplate` removes them; `clause_problem` says whether
+what is left reads as a full clause; `definition_phrase` recognises a definition written as a
+bare noun phrase ("A person who enjoys ...") so that it can be stated as "X is a person who ...";
+`readability_problem` is the cheap check a finished question must pass.
+"""
+
+from __future__ import annotations
+
+import re
+
+from hopforge.synth.lexicon import (
+    ADJECTIVES,
+    STOPWORDS,
+    is_adjective,
+    is_noun,
+    is_plural,
+    is_verb_like,
+)
+
+_LEADING_NOISE = re.compile(
+    r"^(?:(?:\d{1,2}\.|(?:[a-z]{1,6}\.,?)+|/[^/\s][^/]{0,40}/,?|<[^>]*>|\[[^\]]*\]|\([^)]*\))\s*)+"
+)
+_BRACKETS = re.compile(r"\s*(?:\([^()]*\)|\[[^\[\]]*\]|<[^<>]*>)")
+_PRONUNCIATION = re.compile(r"(?<!\S)/[A-Za-z' ,.:-]{1,40}/(?=[\s,;.]|$),?")
+_CROSS_REF = (
+    r"(?:See(?:\s+also)?|Compare|Cf\.?|Syn\.|Synonyms?:|Antonyms?:?|Oppose[sd]?|Opposite:|"
+    r"Abbrev\.|Abbreviated|Also(?:\s+(?:called|spelled|spelt|written|known|seen|used))?|"
+    r"Var\.|Variants?:|Obs\.|Esp\.|Usage:|Rare:|Pl\.|Plural:|Often abbreviated|"
+    r"(?:Prob|Poss)\.(?:\s+from)?|(?:Probably|Possibly|Perhaps)\s+(?:from|derived)|"
+    r"From\s+(?:the\s+)?(?:Latin|Greek|German|French|Old|Middle|Yiddish|Japanese))"
+)
+_BOILERPLATE_SEGMENT = re.compile(rf"^\W*{_CROSS_REF}(?![\w-])", re.IGNORECASE)
+_SENSE_REF = re.compile(r",?\s+sense\s+\d+\b")  # "Same as X, sense 2."
+_TRAILING_REF = re.compile(r"\s*[,;:—–-]+\s*(?:see(?:\s+also)?|compare|cf\.?|esp\.)\s.*$",
+                           re.IGNORECASE)
+_SEGMENT = re.compile(r"(?<=[.;])\s+(?=\S)")
+_BOILERPLATE_LEFT = re.compile(
+    r"\b(?i:syn|abbrev|cf|prob|obs)\.|(?<![\w-])(?:See also|See|Compare)\s+(?=\S)|"
+    r"[;,]\s+(?:see|compare)\s|(?<=\s)(?:n|adj|adv|vt|vi)\.\s"
+)
+_DETERMINER = re.compile(r"^(?:(?:a|an|the|one of the|one of a|one of|any|some)\s+)", re.IGNORECASE)
+_BARE_DEFINITION = re.compile(
+    r"^(?:[A-Za-z-]+\s+)?(?:synonym|abbreviation|acronym|term|name|nickname|euphemism|"
+    r"variant|slang|jargon|word|expression|contraction|alternative)\s+(?:for|of)\s",
+    re.IGNORECASE,
+)
+_SUBORDINATORS = frozenset(
+    ["who", "whom", "whose", "which", "that", "where", "when", "because", "if", "although", "though", "while", "as", "after", "before", "since", "until", "unless", "so"]
+)
+_AUX = frozenset(
+    ["is", "was", "are", "were", "be", "been", "has", "have", "had", "can", "could", "will", "would", "may", "might", "must", "shall", "should", "do", "does", "did"]
+)
+_DANGLING_END = frozenset(
+    ["a", "an", "the", "of", "in", "on", "at", "from", "for", "with", "by", "to", "into", "onto", "and", "or", "but", "nor", "than", "as", "its", "his", "her", "their", "our", "my", "your", "whose", "which", "who", "whom", "very", "such", "this", "these", "those", "that"]
+)
+_QUOTES = (("“", "”"), ("«", "»"))
+
+
+def strip_brackets(text: str) -> str:
+    """Drop parenthesised, bracketed and angle-bracketed asides (they hold dates and names)."""
+    prev = None
+    while prev != text:
+        prev, text = text, _BRACKETS.sub("", text)
+    return " ".join(text.split())
+
+
+def clean_sentence(sentence: str) -> str:
+    """A sentence without list numbering, part-of-speech marks or bracketed asides."""
+    return strip_brackets(_LEADING_NOISE.sub("", sentence.strip()))
+
+
+def strip_boilerplate(sentence: str) -> str:
+    """`sentence` cleaned, without dictionary boilerplate: cross-reference, synonym, abbreviation
+    and etymology segments ("Compare X.", "See X.", "Syn. X.", "Prob. from ..."), trailing
+    "; see X", grammar tags and quoted pronunciations. "" when nothing else is left."""
+    text = _PRONUNCIATION.sub("", clean_sentence(sentence))
+    kept = []
+    for segment in _SEGMENT.split(" ".join(text.split())):
+        segment = _LEADING_NOISE.sub("", segment)
+        if not segment or _BOILERPLATE_SEGMENT.match(segment):
+            continue
+        segment = _SENSE_REF.sub("", _TRAILING_REF.sub("", segment))
+        if segment:
+            kept.append(segment)
+    return drop_connective(" ".join(kept).strip(" ;,"))
+
+
+def balanced(text: str) -> bool:
+    """Whether quotes and brackets in `text` are paired."""
+    pairs = (*_QUOTES, ("(", ")"), ("[", "]"))
+    return text.count('"') % 2 == 0 and all(text.count(a) == text.count(b) for a, b in pairs)
+
+
+def words_of(text: str) -> list[str]:
+    """The words of `text` without surrounding punctuation."""
+    return [w for w in (t.strip(".,;:!?\"'“”‘’()[]") for t in text.split()) if w]
+
+
+def has_verb(text: str) -> bool:
+    """Whether some word of `text` looks like a verb (capitalized words inside it are names:
+    "Job Control Language" has none)."""
+    words = words_of(text)
+    return any(is_verb_like(w, loose=True) for i, w in enumerate(words)
+               if i == 0 or not w[:1].isupper())
+
+
+def clause_problem(text: str, *, min_words: int = 4) -> str:
+    """"" when `text` reads as a full clause, else what is wrong with it: too_short, no_verb,
+    no_subject, quotation, boilerplate, unbalanced, dangling_end or list."""
+    words = words_of(text)
+    if len(words) < min_words:
+        return "too_short"
+    if _BOILERPLATE_LEFT.search(text):
+        return "boilerplate"
+    if not balanced(text):
+        return "unbalanced"
+    if text.lstrip()[:1] in "“\"‘'«":
+        return "quotation"  # a usage example, not a statement
+    if subjectless(words):
+        return "no_subject"
+    if words[0].lower() in _SUBORDINATE_OPENERS | _PREPOSITION_OPENERS and "," not in text:
+        return "subordinate"  # "Because X components can support ...": no main clause
+    if words[-1].lower() in _DANGLING_END:
+        return "dangling_end"
+    if text.count(",") > max(3, len(words) // 5) or text.count(";") > 1:
+        return "list"
+    if not has_verb(text):
+        return "no_verb"
+    return ""
+
+
+_ADVERBS = frozenset(
+    ["often", "also", "especially", "esp", "sometimes", "usually", "almost", "mostly", "now",
+     "still", "rarely", "occasionally", "generally", "commonly", "frequently", "primarily",
+     "mainly", "originally", "formerly", "later", "then", "similarly", "loosely", "hence",
+     "thus"]
+)
+_QUANTIFIERS = frozenset(
+    ["like", "unlike", "including", "according", "following", "given", "despite", "many", "most", "more", "several", "few", "some", "all", "each", "every", "such", "other",
+     "both", "certain", "various", "any", "no", "much", "first", "last", "one", "two"]
+)
+_MODALS = frozenset(["may", "might", "can", "could", "will", "would", "should", "must"])
+
+
+def subjectless(words: list[str]) -> bool:
+    """Whether a sentence opens with its predicate, as dictionary senses do after the first:
+    "Used of hardware ...", "Especially used of ...", "Describes a tendency ...", "May also
+    display ...", "Smaller than micro-, and ..."."""
+    i = _skip_adverbs(words)
+    first = words[i]
+    low = first.lower()
+    if first[:1].isupper() and not first[1:].islower():
+        return False  # an acronym or a name: "DEC", "McCarthy"
+    if low in _QUANTIFIERS or low in STOPWORDS or low.endswith("ing"):
+        return False  # "Describing X as Y means ...": a gerund is a subject
+    if low in _MODALS:
+        return True
+    if is_verb_like(low, loose=i == 0 and low.endswith("s")) and not is_noun(low):
+        return True  # "Used of ...", "Competes with ..."
+    if not is_adjective(low) or is_noun(low) or i + 1 >= len(words):
+        return False
+    nxt = words[i + 1].lower()  # "Smaller than", "Pejorative term for", not "Ethical views aside"
+    after = words[i + 2].lower() if i + 2 < len(words) else ""
+    return nxt in _PREDICATE_PREPOSITIONS or (is_noun(nxt) and after in _PREDICATE_PREPOSITIONS)
+
+
+_PREDICATE_PREPOSITIONS = frozenset(
+    ["than", "to", "with", "for", "of", "in", "on", "about", "as", "from", "enough", "used"]
+)
+_MASS_NOUNS = frozenset(
+    ["hardware", "software", "data", "time", "code", "information", "slang", "jargon", "text",
+     "output", "input", "stuff", "equipment", "traffic", "mail", "email", "spam", "noise",
+     "money", "power", "memory", "storage", "garbage", "documentation", "usage", "behavior",
+     "behaviour", "lossage", "cruft", "humor", "humour", "music", "art", "work", "research"]
+)
+
+
+def _skip_adverbs(words: list[str]) -> int:
+    i = 0
+    while i < len(words) - 1 and (
+        words[i].lower() in _ADVERBS
+        or words[i].lower().endswith("ly") and words[i].lower() not in ("family", "assembly")
+    ):
+        i += 1
+    return i
+
+
+def predicate_phrase(text: str) -> tuple[str, str] | None:
+    """A sentence that opens with its predicate, as (verb, phrase) to state it of a subject:
+    "Used of hardware ..." -> ("is", "used of hardware ..."), "Describes a tendency ..." ->
+    ("", "describes a tendency ..."), "May also display ..." -> ("", "may also display ...").
+    None when `text` has a subject of its own."""
+    words = words_of(text)
+    if len(words) < 3 or not subjectless(words):
+        return None
+    body = text.strip().rstrip(".")
+    body = body[:1].lower() + body[1:]
+    i = _skip_adverbs(words)
+    verb = words[i].lower()
+    if verb in _MODALS or verb in _PAST_ONLY or (verb.endswith("s") and is_verb_like(verb, loose=True)):
+        return "", body  # "May also ...", "Became ...", "Competes with ..."
+    noun = words[i + 1].lower() if i + 1 < len(words) else ""
+    if i == 0 and is_adjective(verb) and is_noun(noun) and not is_plural(noun) and (
+        noun not in _MASS_NOUNS
+    ):
+        return "is", f"{'an' if body[:1] in 'aeiou' else 'a'} {body}"  # "Pejorative term for"
+    return "is", body
+
+
+_SUBORDINATE_OPENERS = frozenset(
+    ["because", "although", "though", "whereas", "unless", "if", "while", "since"]
+)
+_PREPOSITION_OPENERS = frozenset(["unlike", "like", "despite", "including", "besides"])
+_PAST_ONLY = frozenset(
+    ["became", "began", "wrote", "came", "went", "took", "gave", "ran", "saw", "grew", "knew",
+     "drew", "fell", "rose", "spoke", "broke", "chose", "ate", "drove", "flew", "threw", "stole",
+     "swore", "woke", "wore", "sang", "sank", "was", "were", "had", "did"]
+)
+_CONNECTIVE = re.compile(
+    r"^(?:However|Indeed|Thus|Hence|Therefore|Also|Moreover|Furthermore|In addition|"
+    r"On the other hand|In fact|Of course|Consequently|Additionally|Similarly|Likewise|"
+    r"For example|For instance|E\.g\.|Conversely|Again|Still|Instead|Ironically|"
+    r"Interestingly|Unfortunately|Fortunately|Naturally|Clearly|Obviously),?\s+"
+)
+
+
+def drop_connective(text: str) -> str:
+    """`text` without a leading discourse connective ("However, ...", "Indeed, ..."), which
+    points back to a sentence the question does not show."""
+    out = _CONNECTIVE.sub("", text, count=1)
+    return out[:1].upper() + out[1:] if out != text else text
+
+
+_SENSE_OPENING = re.compile(
+    r"^\s*(?:\d{1,2}\.\s|(?:n|adj|adv|vt|vi|v|interj|pl)\.|<[^>]+>|/[^/\s][^/]{0,40}/|\[)"
+)
+
+
+def opens_sense(sentence: str, *, first: bool) -> bool:
+    """Whether a raw sentence opens a document or a numbered or tagged sense of a dictionary
+    entry: the place where a bare phrase is a definition of the entry's term."""
+    return first or _SENSE_OPENING.match(sentence) is not None
+
+
+def definition_phrase(text: str) -> tuple[str, str] | None:
+    """A definition written as a bare phrase, as (verb, phrase) to state it of its subject:
+    "A person who enjoys ..." -> ("is", "a person who enjoys ..."), "To surround ..." ->
+    ("means", "to surround ..."), "Synonym for ..." -> ("is", "a synonym for ..."). None for a
+    sentence with a main verb, or anything else."""
+    text = text.strip().rstrip(".")
+    words = text.split()
+    if len(words) < 3 or not balanced(text) or words[-1].lower() in _DANGLING_END:
+        return None
+    if words[0].rstrip(",").lower() in _ADVERBS and words[0].endswith(","):
+        words = words[1:]  # "Originally, a metasyntactic variable ..."
+        text = " ".join(words)
+        if len(words) < 3:
+            return None
+    first = words[0].lower()
+    if first == "to" and is_verb_like(words[1]):
+        return "means", "to " + " ".join(words[1:])
+    if first in ("one", "someone", "something", "anyone", "anything") and words[1].lower() in (
+        "who", "that", "which", "whose"
+    ):
+        return "is", first + " " + " ".join(words[1:])
+    m = _DETERMINER.match(text)
+    if m is None:
+        head = first.strip(",")
+        bare = _BARE_DEFINITION.match(text) or (
+            is_noun(head) and not is_plural(head) and head not in _MASS_NOUNS
+            and words[1].lower() in ("for", "of", "that", "which", "who", "used")
+        )  # "Hackerism for ...", "Term used for ..."
+        if bare and not _main_verb(words[1:]):
+            phrase = text[:1].lower() + text[1:]
+            return "is", f"{'an' if phrase[:1] in 'aeiou' else 'a'} {phrase}"
+        return None
+    if _main_verb(text[m.end() :].split()):
+        return None
+    return "is", text[:1].lower() + text[1:]
+
+
+def _main_verb(words: list[str]) -> bool:
+    """Whether a phrase has a finite verb before its first subordinate clause or comma."""
+    for i, raw in enumerate(words):
+        low = raw.lower().strip("\"'“”‘’")
+        if low in _SUBORDINATORS or raw.endswith((",", ";", ":")) or low in ("—", "–", "-"):
+            return low in _AUX
+        if low in _AUX:
+            return True
+        if i > 0 and low.endswith("s") and is_verb_like(low) and not is_noun(low):
+            return True  # "A program runs ..."
+    return False
+
+
+_CLUE_SPLIT = re.compile(r"(?<=[.;!?])\s+(?=\S)|\s+\(\d\)\s+|^\(\d\)\s+")
+_LEADS = re.compile(
+    r"^(?:About [^:]{1,80}:\s*|(?:Also|Moreover|In addition|First|Next|Then|Finally|To begin|"
+    r"From there|After that|In the end|Step one|Step two|Step three|Last step),\s*)+"
+)
+_DANGLING_ADJ = re.compile(
+    r"\b(?:the|this|these|those|a|an)\s+([a-z][a-z-]+)"
+    r"(?=\s*[.;:?]|\s+(?:is|was|are|were|has|had)\b)"
+)
+_NOMINAL_ADJECTIVES = frozenset(
+    ["first", "last", "former", "latter", "original", "same", "other", "following", "opposite",
+     "previous", "next", "like", "rest", "whole", "best", "worst", "most", "least"]
+)
+_STRONG_ADJ_SUFFIXES = ("ous", "ful", "less", "able", "ible", "ical", "ish")
+
+
+def dangling_adjective(word: str) -> bool:
+    """Whether `word` after "the"/"a" and before a full stop or verb is an adjective used as a
+    noun ("the sudden.", "this usual is"); nominal uses ("the former", "the first") are fine."""
+    if word in _NOMINAL_ADJECTIVES or word.endswith("ly") or is_noun(word):
+        return False
+    return word in ADJECTIVES or word.endswith(_STRONG_ADJ_SUFFIXES) or (
+        "-" in word and word.endswith("ed")
+    )
+
+
+def readability_problem(question: str) -> str:
+    """"" when each part of a question reads as English, else the first problem found:
+    boilerplate (dictionary marks left in), unbalanced quotes, a clue segment without a verb or
+    under four words, or a dangling "the" + adjective used as a noun phrase ("the sudden")."""
+    if _BOILERPLATE_LEFT.search(question):
+        return "boilerplate"
+    if not balanced(question):
+        return "unbalanced"
+    if any(dangling_adjective(m.group(1)) for m in _DANGLING_ADJ.finditer(question)):
+        return "dangling_adjective"
+    for segment in filter(None, (s.strip() for s in _CLUE_SPLIT.split(question.strip()))):
+        body = _LEADS.sub("", segment)
+        head, colon, tail = body.partition(": ")
+        if colon and head.split(" ", 1)[0] in ("Which", "What", "Who", "Whose"):
+            body = _LEADS.sub("", tail)  # "Which term fits all of these clues: <clue>;"
+        words = words_of(body)
+        if segment.endswith("?") and words:
+            continue  # the asking sentence: checked for form elsewhere
+        if len(words) < 4:
+            return "fragment"
+        if not has_verb(body):
+            return "no_verb"
+    return ""
