@@ -133,7 +133,7 @@ def readable_clue(text: str, *, opening: bool, predicates: bool = True) -> bool:
     problem = clause_problem(text)
     if not problem:
         return True
-    if opening and definition_phrase(text) is not None:
+    if (opening or problem == "infinitive") and definition_phrase(text) is not None:
         return True
     return predicates and problem == "no_subject" and predicate_phrase(text) is not None
 

@@ -38,14 +38,18 @@ _BOILERPLATE_SEGMENT = re.compile(rf"^\W*{_CROSS_REF}(?![\w-])", re.IGNORECASE)
 _SENSE_REF = re.compile(r",?\s+sense\s+\d+\b")  # "Same as X, sense 2."
 _TRAILING_REF = re.compile(r"\s*[,;:—–-]+\s*(?:see(?:\s+also)?|compare|cf\.?|esp\.)\s.*$",
                            re.IGNORECASE)
-_SEGMENT = re.compile(r"(?<=[.;])\s+(?=\S)")
+_SEGMENT = re.compile(
+    r"(?<=[.;])(?<!\bSyn\.)(?<!\bsyn\.)(?<!\bAbbrev\.)(?<!\bProb\.)(?<!\bPoss\.)(?<!\bCf\.)"
+    r"(?<!\bcf\.)(?<!\bEsp\.)(?<!\besp\.)(?<!\bVar\.)(?<!\bObs\.)(?<!\be\.g\.)(?<!\bi\.e\.)"
+    r"\s+(?=\S)"
+)
 _BOILERPLATE_LEFT = re.compile(
     r"\b(?i:syn|abbrev|cf|prob|obs)\.|(?<![\w-])(?:See also|See|Compare)\s+(?=\S)|"
     r"[;,]\s+(?:see|compare)\s|(?<=\s)(?:n|adj|adv|vt|vi)\.\s"
 )
 _DETERMINER = re.compile(r"^(?:(?:a|an|the|one of the|one of a|one of|any|some)\s+)", re.IGNORECASE)
 _BARE_DEFINITION = re.compile(
-    r"^(?:[A-Za-z-]+\s+)?(?:synonym|abbreviation|acronym|term|name|nickname|euphemism|"
+    r"^(?:[A-Za-z-]+\s+){0,2}(?:synonym|abbreviation|acronym|term|name|nickname|euphemism|"
     r"variant|slang|jargon|word|expression|contraction|alternative)\s+(?:for|of)\s",
     re.IGNORECASE,
 )
@@ -87,7 +91,10 @@ def strip_boilerplate(sentence: str) -> str:
         segment = _SENSE_REF.sub("", _TRAILING_REF.sub("", segment))
         if segment:
             kept.append(segment)
-    return drop_connective(" ".join(kept).strip(" ;,"))
+    out = drop_connective(" ".join(kept).strip(" ;,:"))
+    if out and out[-1] not in ".!?\"”’)" and text.rstrip().endswith("."):
+        out += "."  # "A feature that is not a bug; see also X." keeps its full stop
+    return out
 
 
 def balanced(text: str) -> bool:
@@ -102,11 +109,40 @@ def words_of(text: str) -> list[str]:
 
 
 def has_verb(text: str) -> bool:
-    """Whether some word of `text` looks like a verb (capitalized words inside it are names:
-    "Job Control Language" has none)."""
+    """Whether some word of `text` looks like a finite verb (capitalized words inside it are
+    names: "Job Control Language" has none; a word in -ing counts only after an auxiliary)."""
     words = words_of(text)
-    return any(is_verb_like(w, loose=True) for i, w in enumerate(words)
-               if i == 0 or not w[:1].isupper())
+    for i, w in enumerate(words):
+        if i and w[:1].isupper():
+            continue
+        if w.lower().endswith("ing") and not (i and words[i - 1].lower() in _AUX_ING):
+            continue  # "possibly containing ...": no finite verb
+        if is_verb_like(w, loose=True):
+            return True
+    return False
+
+
+_AUX_ING = frozenset(["is", "was", "are", "were", "be", "been", "am", "keeps", "kept", "start",
+                      "starts", "started", "stop", "stops", "stopped"])
+_NP_OPENERS = frozenset(["a", "an", "the", "any", "some", "something", "someone", "one",
+                         "anything", "anyone", "each", "every"])
+
+
+def np_fragment(words: list[str]) -> bool:
+    """Whether a text that opens like a noun phrase has no verb before its first subordinate
+    clause or comma: "Something so incredibly elegant that it is ...", "Any of a number of
+    variants ..., possibly containing ..."."""
+    if not words or words[0].lower() not in _NP_OPENERS:
+        return False
+    for raw in words[1:]:
+        low = raw.lower()
+        if low in _SUBORDINATORS or low in ("and", "or", "but"):
+            return True
+        if raw[:1].isupper():
+            continue
+        if low in _AUX or (is_verb_like(low, loose=True) and not low.endswith("ing")):
+            return False
+    return True
 
 
 def clause_problem(text: str, *, min_words: int = 4) -> str:
@@ -121,8 +157,12 @@ def clause_problem(text: str, *, min_words: int = 4) -> str:
         return "unbalanced"
     if text.lstrip()[:1] in "“\"‘'«":
         return "quotation"  # a usage example, not a statement
+    if words[0].lower() == "to" and len(words) > 1 and _infinitive(words[1]):
+        return "infinitive"  # "To send a message to ...": a definition, not a statement
     if subjectless(words):
         return "no_subject"
+    if np_fragment(text.split()):
+        return "np_fragment"
     if words[0].lower() in _SUBORDINATE_OPENERS | _PREPOSITION_OPENERS and "," not in text:
         return "subordinate"  # "Because X components can support ...": no main clause
     if words[-1].lower() in _DANGLING_END:
@@ -151,26 +191,36 @@ def subjectless(words: list[str]) -> bool:
     """Whether a sentence opens with its predicate, as dictionary senses do after the first:
     "Used of hardware ...", "Especially used of ...", "Describes a tendency ...", "May also
     display ...", "Smaller than micro-, and ..."."""
+    if not words:
+        return False
     i = _skip_adverbs(words)
     first = words[i]
     low = first.lower()
     if first[:1].isupper() and not first[1:].islower():
         return False  # an acronym or a name: "DEC", "McCarthy"
+    if low == "not" and i == 0:
+        return True  # "Not quite as bad as X, but close."
     if low in _QUANTIFIERS or low in STOPWORDS or low.endswith("ing"):
         return False  # "Describing X as Y means ...": a gerund is a subject
     if low in _MODALS:
         return True
-    if is_verb_like(low, loose=i == 0 and low.endswith("s")) and not is_noun(low):
-        return True  # "Used of ...", "Competes with ..."
+    nxt = words[i + 1].lower() if i + 1 < len(words) else ""
+    loose = i == 0 and low.endswith("s") and nxt in _PREDICATE_PREPOSITIONS | {"a", "an", "the"}
+    if is_verb_like(low, loose=loose) and not is_noun(low):
+        # "Used of ...", "Competes with ..."; not "Commonly cited examples include ..."
+        return not (low.endswith("ed") and (is_noun(nxt) or is_plural(nxt)))
     if not is_adjective(low) or is_noun(low) or i + 1 >= len(words):
         return False
     nxt = words[i + 1].lower()  # "Smaller than", "Pejorative term for", not "Ethical views aside"
     after = words[i + 2].lower() if i + 2 < len(words) else ""
-    return nxt in _PREDICATE_PREPOSITIONS or (is_noun(nxt) and after in _PREDICATE_PREPOSITIONS)
+    return nxt in _PREDICATE_PREPOSITIONS or (
+        nxt not in STOPWORDS and not is_verb_like(nxt) and after in _PREDICATE_PREPOSITIONS
+    )
 
 
 _PREDICATE_PREPOSITIONS = frozenset(
-    ["than", "to", "with", "for", "of", "in", "on", "about", "as", "from", "enough", "used"]
+    ["than", "to", "with", "for", "of", "in", "on", "about", "as", "from", "enough", "used",
+     "that", "by", "at", "into"]
 )
 _MASS_NOUNS = frozenset(
     ["hardware", "software", "data", "time", "code", "information", "slang", "jargon", "text",
@@ -247,6 +297,12 @@ def opens_sense(sentence: str, *, first: bool) -> bool:
     return first or _SENSE_OPENING.match(sentence) is not None
 
 
+def _infinitive(word: str) -> bool:
+    """Whether the word after a sentence-initial "To" is a verb ("To surround ...", not "To the
+    astonishment of ...")."""
+    return word.isalpha() and word.islower() and word not in STOPWORDS and not is_noun(word)
+
+
 def definition_phrase(text: str) -> tuple[str, str] | None:
     """A definition written as a bare phrase, as (verb, phrase) to state it of its subject:
     "A person who enjoys ..." -> ("is", "a person who enjoys ..."), "To surround ..." ->
@@ -262,7 +318,7 @@ def definition_phrase(text: str) -> tuple[str, str] | None:
         if len(words) < 3:
             return None
     first = words[0].lower()
-    if first == "to" and is_verb_like(words[1]):
+    if first == "to" and _infinitive(words[1]):
         return "means", "to " + " ".join(words[1:])
     if first in ("one", "someone", "something", "anyone", "anything") and words[1].lower() in (
         "who", "that", "which", "whose"
@@ -306,6 +362,9 @@ _DANGLING_ADJ = re.compile(
     r"\b(?:the|this|these|those|a|an)\s+([a-z][a-z-]+)"
     r"(?=\s*[.;:?]|\s+(?:is|was|are|were|has|had)\b)"
 )
+_BROKEN_NP = re.compile(
+    r"\b(?:[Tt]he|[Aa]n?)\s+(?:not|never|is|was|are|were|of|to|and|or|the|a|an|that|which)\b"
+)
 _NOMINAL_ADJECTIVES = frozenset(
     ["first", "last", "former", "latter", "original", "same", "other", "following", "opposite",
      "previous", "next", "like", "rest", "whole", "best", "worst", "most", "least"]
@@ -333,6 +392,8 @@ def readability_problem(question: str) -> str:
         return "unbalanced"
     if any(dangling_adjective(m.group(1)) for m in _DANGLING_ADJ.finditer(question)):
         return "dangling_adjective"
+    if _BROKEN_NP.search(question):
+        return "broken_noun_phrase"  # "the not clear that ...", "an of"
     for segment in filter(None, (s.strip() for s in _CLUE_SPLIT.split(question.strip()))):
         body = _LEADS.sub("", segment)
         head, colon, tail = body.partition(": ")

@@ -93,6 +93,8 @@ def head_noun(phrase: str) -> str:
         low = word.lower()
         if not span and _NUMBERISH.fullmatch(word):
             continue  # "a 2004 Swedish drama film"
+        if re.fullmatch(r"[A-Za-z]+-", word):
+            continue  # "crime- drama film": half of a compound split by a stray space
         if not re.fullmatch(r"[A-Za-z][A-Za-z-]*[A-Za-z]", word) or low in STOPWORDS:
             rest = words[i:]
             break

@@ -256,7 +256,8 @@ def is_verb_like(word: str, *, loose: bool = False) -> bool:
     low = word.lower().strip(".,;:!?\"'“”‘’()")
     if loose and low.endswith("s") and not low.endswith(("ss", "us", "is", "ous")):
         stem = low[:-1]
-        if len(stem) > 2 and stem.isalpha() and not is_noun(stem) and not is_adjective(stem):
+        known = stem in NOUNS or stem in NOT_NOUNS or is_noun(stem) or is_adjective(stem)
+        if len(stem) > 2 and stem.isalpha() and not known:
             return stem not in STOPWORDS
     if low in _IRREGULAR:
         return True

@@ -213,7 +213,9 @@ def drop_copula(text: str, ref: str, kind: str) -> str:
         also.group(1)
     ):
         return f"{cap(ref)} {m.group(1)} also {article(rest[4:])}"  # "was also a collector"
-    if indefinite or not rest or re.match(r"(?:and|or|[,.;])", rest):
+    if indefinite:  # "An art is the art and science of ...": one of its kind
+        return "One " + text.split(" ", 1)[1]
+    if not rest or re.match(r"(?:and|or|[,.;])", rest):
         return text
     if m.group(2).lower() == "the" and rest.split(" ", 1)[0].lower() in STOPWORDS - {
         "who", "that", "which"

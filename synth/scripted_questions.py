@@ -73,11 +73,18 @@ def trim_clue(sentence: str, mention: str, *, min_words: int = 6) -> str:
         return text
     for m in _CLAUSE_END.finditer(text, found.end()):
         head = text[: m.start()].rstrip(" ,;")
+        last_part = re.split(r",\s|;\s", head)[-1].split(" ", 1)[0].lower()
+        if last_part in _SUBORDINATE and "," in head:
+            continue  # "In IETF circles, where ... is not a daily reality": no main clause yet
         if len(head.split()) >= min_words and balanced(head) and (
             not clause_problem(head) or definition_phrase(head) is not None
         ):
             return head + "."
     return text
+
+
+_SUBORDINATE = frozenset(["where", "which", "who", "whom", "whose", "when", "while", "because",
+                          "although", "though", "if", "as", "since", "unless", "whereas"])
 
 
 def _comparison_clauses(event: str, later: bool) -> list[str]:
@@ -203,6 +210,8 @@ class ScriptedComposer:
         kind = "" if kind == FALLBACK_TYPE else kind
         problem = clause_problem(text)
         defined = definition_phrase(text) if opening and SUBJECT not in text else None
+        if defined is None and problem == "infinitive" and SUBJECT not in text:
+            defined = definition_phrase(text)  # "To send a message to ..." means it
         if defined is None and problem == "no_subject" and self.dictionary:
             defined = predicate_phrase(text)  # "Used of hardware ..." said of its subject
         if defined is not None:
@@ -344,7 +353,7 @@ class ScriptedComposer:
             lead = f"What is {goal.letter}, given" if goal.letter else f"Which {what} fits"
             return f"{lead} all of these clues: {listed}?"
         if style == 2:
-            intro = f"I am thinking of something; call it {goal.letter}." if goal.letter else (
+            intro = f"Let {goal.letter} be the thing these clues describe." if goal.letter else (
                 f"I am thinking of {article(goal.kind)}."
             )
             return " ".join([intro, *clues, "What is its name?"])
