@@ -7,7 +7,8 @@
   process: `overhead_share` is the part of the CPU time that is not the tools.
 - scripted/hybrid: the same passages with a dense side (queries embedded by the real model,
   passage vectors random: embedding 100k passages on a CPU takes hours), with searches batched
-  across trajectories (search_batch 64) and one by one (1).
+  across trajectories (search_batch 64: one embedding call and one faiss call per batch) and
+  one by one (1). Torch and faiss run on one thread, so CPU seconds are one core's.
 - http: a teacher served by tests/openai_server.py in a child process with a fixed 200 ms added
   latency; `share_of_ideal` is achieved turns/s over concurrency / latency.
 - memory: 1,000 trajectories of 600 turns each, all in flight at once; peak RSS over the
@@ -136,9 +137,29 @@ def _hybrid(bm25: Any) -> Any:
     embedder = embedder_from_config(config)
     rng = np.random.default_rng(0)
     vecs = rng.standard_normal((len(bm25.passages), embedder.dim), dtype=np.float32)
+    vectors = _OneThread(VectorIndex.build(vecs, config))
     return Searcher(documents=list(bm25.documents.values()), passages=bm25.passages,
                     bm25=bm25.bm25, config=config, embedder=embedder,
-                    vectors=VectorIndex.build(vecs, config))
+                    vectors=vectors)  # type: ignore[arg-type]
+
+
+class _OneThread:
+    """A `VectorIndex` searching on one OpenMP thread in whichever thread calls it.
+
+    faiss's thread count is set per calling thread, and the batcher searches in its own thread.
+    """
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def search(self, queries: Any, k: int) -> Any:
+        import faiss
+
+        faiss.omp_set_num_threads(1)
+        return self.inner.search(queries, k)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
 
 
 def bench_scripted(quick: bool) -> list[dict[str, Any]]:
@@ -160,7 +181,7 @@ def bench_scripted(quick: bool) -> list[dict[str, Any]]:
                      ratio=tools_cpu / cpu,
                      note=f"target >= 1000 turns/cpu-s; BM25 build {build_s:.0f} s"))
     hybrid = _hybrid(searcher)
-    samples = 10
+    samples = 10 if quick else 40
     per_cpu = {}
     for batch in (64, 1):
         calls, wall, cpu, turns = _scripted(hybrid, questions, samples, batch=batch)

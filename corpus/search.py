@@ -142,16 +142,27 @@ class Searcher:
                 return ranked
             depth = min(n, depth * 4)
 
-    def _dense_ranked(self, qvec: np.ndarray, limit: int) -> Ranked:
+    def _dense_ranked(self, qvecs: np.ndarray, limit: int) -> list[Ranked]:
+        """Per query row, the first `limit` documents by vector score, in one faiss call.
+
+        A query whose passages come from too few documents is searched again, deeper, with the
+        others that need it; each row goes through the same depths as it would alone.
+        """
         assert self.vectors is not None
         n = len(self.passages)
+        out: list[Ranked] = [[] for _ in range(len(qvecs))]
+        todo = list(range(len(qvecs)))
         depth = min(n, limit * 2)
-        while True:
-            scores, idx = self.vectors.search(qvec[None, :], depth)
-            ranked = self._per_document(idx[0], scores[0], limit)
-            if len(ranked) >= limit or depth >= n:
-                return ranked
+        while todo:
+            scores, idx = self.vectors.search(qvecs[todo], depth)
+            again = []
+            for row, i in enumerate(todo):
+                out[i] = self._per_document(idx[row], scores[row], limit)
+                if len(out[i]) < limit and depth < n:
+                    again.append(i)
+            todo = again
             depth = min(n, depth * 4)
+        return out
 
     def _fuse(self, lexical: Ranked, semantic: Ranked, k: int) -> Ranked:
         cfg = self.config
@@ -181,28 +192,24 @@ class Searcher:
         return self.search_batch([query], k=k, mode=mode)[0]
 
     def search_batch(self, queries: list[str], k: int = 10, mode: str = "hybrid") -> list[list[Hit]]:
-        """`search` for many queries; dense query vectors are embedded in one batch."""
+        """`search` for many queries: query vectors embedded in one batch, searched in one call."""
         mode = self._check_mode(mode)
-        if k < 1:
+        queries = list(queries)
+        if k < 1 or not queries:
             return [[] for _ in queries]
-        qvecs = None
-        if mode != "bm25":
+        if mode == "bm25":
+            ranked = [self._bm25_ranked(query, k) for query in queries]
+        else:
             assert self.embedder is not None
-            qvecs = self.embedder.embed(list(queries), queries=True)
-        out = []
-        for i, query in enumerate(queries):
-            if mode == "bm25":
-                ranked = self._bm25_ranked(query, k)
-            elif mode == "dense":
-                assert qvecs is not None
-                ranked = self._dense_ranked(qvecs[i], k)
+            qvecs = self.embedder.embed(queries, queries=True)
+            if mode == "dense":
+                ranked = self._dense_ranked(qvecs, k)
             else:
-                assert qvecs is not None
                 depth = max(self.config.depth, k)
-                ranked = self._fuse(self._bm25_ranked(query, depth),
-                                    self._dense_ranked(qvecs[i], depth), k)
-            out.append(self._hits(ranked, query))
-        return out
+                semantic = self._dense_ranked(qvecs, depth)
+                ranked = [self._fuse(self._bm25_ranked(query, depth), sem, k)
+                          for query, sem in zip(queries, semantic, strict=True)]
+        return [self._hits(r, query) for r, query in zip(ranked, queries, strict=True)]
 
 
 def make_snippet(text: str, query_tokens: Sequence[str], tokenizer: Tokenizer, width: int) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -165,3 +166,86 @@ def test_index_kind_choice_and_errors(tmp_path: Path) -> None:
         VectorIndex.build(np.zeros((0, 4), dtype=np.float32))
     with pytest.raises(HopforgeError, match="--no-dense"):
         VectorIndex.load(tmp_path)
+
+
+class CountingVectors:
+    """A `VectorIndex` that counts its search calls and the query rows of each."""
+
+    def __init__(self, inner: VectorIndex) -> None:
+        self.inner = inner
+        self.calls: list[int] = []
+
+    def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        self.calls.append(len(queries))
+        return self.inner.search(queries, k)
+
+
+@pytest.fixture(scope="module")
+def batch_searcher(tiny_corpus_path: Path) -> Searcher:
+    """The tiny corpus plus one document of many passages (dense searches must go deeper)."""
+    rows = [json.loads(x) for x in tiny_corpus_path.read_text("utf-8").splitlines() if x.strip()]
+    docs = [Document(doc_id=r["id"], title=r["title"], text=r["text"], source="tiny") for r in rows]
+    docs.append(Document(doc_id="harbour-log", title="Harbour log", source="tiny",
+                         text=" ".join(f"the harbour lamp was lit on day {i}." for i in range(300))))
+    config = IndexConfig(passage_words=24, passage_overlap=0, depth=12)
+    return Searcher.from_documents(docs, dense=True, config=config, embedder=CountingEmbedder())
+
+
+BATCH_QUERIES = [
+    "Who first surveyed Mount Fendle?", "harbour lamp", "the harbour lamp was lit", "Quillon",
+    "", "zzzqqq", "lighthouse at the entrance of Quillon harbour", "harbour lamp",
+    "engineer who designed harbours and lighthouses", "salt cod", "Lake Orvin", "day 7",
+    *(f"harbour day {i}" for i in range(12)),
+]
+
+
+@pytest.mark.parametrize("mode", ["bm25", "dense", "hybrid"])
+@pytest.mark.parametrize("k", [3, 10])
+def test_search_batch_equals_one_by_one(batch_searcher: Searcher, mode: str, k: int) -> None:
+    vectors = batch_searcher.vectors
+    assert vectors is not None
+    counting = CountingVectors(vectors)
+    batch_searcher.vectors = counting  # type: ignore[assignment]
+    try:
+        batch = batch_searcher.search_batch(BATCH_QUERIES, k=k, mode=mode)
+        calls = list(counting.calls)
+        single = [batch_searcher.search(q, k=k, mode=mode) for q in BATCH_QUERIES]
+    finally:
+        batch_searcher.vectors = vectors
+    assert batch == single
+    assert sum(map(len, batch)) > len(BATCH_QUERIES)
+    if mode == "bm25":
+        assert calls == [] and [] in batch
+    else:  # the whole matrix in one call, then only the queries that needed a deeper search
+        assert calls[0] == len(BATCH_QUERIES) and 1 < len(calls) < 5
+        assert all(a >= b for a, b in itertools.pairwise(calls))
+
+
+def test_flat_search_rows_are_exact_whatever_the_batch(tmp_path: Path) -> None:
+    import faiss
+
+    x, q = _clustered(20_000, 64, 3), _clustered(9, 64, 4)
+    x[100:140] = x[7]  # a block of duplicates: exact ties across the cut at k
+    q[4] = x[7]
+    index = VectorIndex.build(x, kind="flat")
+    index.save(tmp_path / "flat")
+    loaded = VectorIndex.load(tmp_path / "flat")
+    unit = x / np.linalg.norm(x, axis=1, keepdims=True)
+    threads = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(4)  # more threads than a small batch has queries
+    try:
+        scores, ids = index.search(q, 20)  # 9 queries: faiss's matrix-product kernel
+        for size in (1, 2, 3, 5):  # scans, some split over threads
+            for start in range(0, len(q), size):
+                s, i = loaded.search(q[start : start + size], 20)
+                np.testing.assert_array_equal(s, scores[start : start + size])
+                np.testing.assert_array_equal(i, ids[start : start + size])
+    finally:
+        faiss.omp_set_num_threads(threads)
+    qn = (q / np.linalg.norm(q, axis=1, keepdims=True)).astype(np.float32)
+    truth = qn.astype(np.float64) @ unit.astype(np.float32).astype(np.float64).T
+    expected = np.lexsort((np.broadcast_to(np.arange(len(x)), truth.shape), -truth))[:, :20]
+    np.testing.assert_array_equal(ids, expected)
+    assert ids[4].tolist()[:20] == [7, *range(100, 119)]  # duplicates in id order
+    empty_scores, empty_ids = index.search(np.zeros((0, 64), dtype=np.float32), 5)
+    assert empty_scores.shape == empty_ids.shape == (0, 5)
