@@ -1,10 +1,14 @@
-"""The Prefect flow of a whole build: one task run per stage, over the build directory.
+"""The Prefect flow of a whole build: a task run per stage (per part for trajectories on a
+cluster), over the build directory.
 
 `build_flow` validates the build file, prepares the directory (frozen config, --from/--force),
-then runs the stages in order through `run_stage`, passing only paths. CPU stages go to the
-configured task runner (local threads, a Dask cluster, or Ray); the model-bound stages run in
-the flow's process, where the teacher client spreads requests over its replicas. Each stage
-leaves a table and a markdown artifact; long stages update a progress artifact.
+then runs the stages in order through `run_stage`, passing only paths. With a Dask or Ray
+runner, CPU stages run as one task each on a worker, and the trajectories stage runs as one
+task per part, spread over the workers (each with its own teacher client), planned and
+finished in the flow. With the local runner every stage runs in the flow's process, where the
+trajectories of all parts share one search batcher. The questions stage always runs in the
+flow's process; its teacher client spreads requests over the replicas. Each stage leaves a
+table and a markdown artifact; long stages update a progress artifact.
 """
 
 from __future__ import annotations
@@ -12,18 +16,27 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from hopforge.corpus.errors import HopforgeError
 from hopforge.flows.artifacts import ProgressArtifact, artifact_key, publish_stage
 from hopforge.flows.config import STAGES, BuildConfig, BuildSettings, load_config, today_utc
-from hopforge.flows.engine import TerminalProgress, prepare_build, resolve_config, run_stage
+from hopforge.flows.engine import (
+    StageResult,
+    TerminalProgress,
+    prepare_build,
+    resolve_config,
+    run_stage,
+    run_stage_in_parts,
+    run_stage_part,
+)
 from hopforge.flows.state import build_lock
 from hopforge.flows.summary import summary_markdown
 from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
+from prefect.futures import PrefectFuture, as_completed
 from prefect.task_runners import TaskRunner
 
 log = logging.getLogger(__name__)
@@ -31,13 +44,17 @@ log = logging.getLogger(__name__)
 FLOW_NAME = "hopforge-build"
 # Stages that only use the CPU: these go to the Dask or Ray runner when one is configured.
 CPU_STAGES = frozenset({"ingest", "index", "score", "filter", "export"})
+# Stages spread over the Dask or Ray runner's workers, one task per part.
+PART_STAGES = frozenset({"trajectories"})
 # Stages long enough to deserve a progress artifact.
 PROGRESS_STAGES = frozenset({"questions", "trajectories"})
+Progress = Callable[[int, int], None] | None
 
 
-def _stage(build_root: str, stage: str, build_name: str) -> dict[str, Any]:
+def _with_progress(stage: str, build_name: str,
+                   run: Callable[[Progress], StageResult]) -> dict[str, Any]:
     if stage not in PROGRESS_STAGES:
-        return run_stage(build_root, stage).to_row()
+        return run(None).to_row()
     artifact = ProgressArtifact(build_name, stage)
     bar = TerminalProgress(stage)
 
@@ -46,13 +63,61 @@ def _stage(build_root: str, stage: str, build_name: str) -> dict[str, Any]:
         artifact(done, total)
 
     try:
-        return run_stage(build_root, stage, progress=progress).to_row()
+        return run(progress).to_row()
     finally:
         bar.close()
 
 
+def _stage(build_root: str, stage: str, build_name: str) -> dict[str, Any]:
+    return _with_progress(stage, build_name,
+                          lambda progress: run_stage(build_root, stage, progress=progress))
+
+
 # Correctness rests on the done-markers on disk, so Prefect neither caches nor persists results.
 stage_task = task(name="stage", cache_policy=NO_CACHE, persist_result=False)(_stage)
+
+
+def _part(build_root: str, stage: str, index: int) -> dict[str, Any]:
+    return run_stage_part(build_root, stage, index)
+
+
+part_task = task(name="part", cache_policy=NO_CACHE, persist_result=False)(_part)
+
+
+def _parted_stage(runner: TaskRunner[Any], build_root: str, stage: str,
+                  build_name: str) -> dict[str, Any]:
+    """A stage in PART_STAGES: planned and finished in the flow, one task per part on `runner`.
+
+    The part tasks are submitted from the flow itself: Prefect cannot send a task run's
+    context to Dask, so a stage task could not submit them.
+    """
+
+    def map_parts(indexes: Sequence[int]) -> Iterator[dict[str, Any]]:
+        futures = [runner.submit(
+            part_task.with_options(task_run_name=f"{stage}-part-{i:05d}"),
+            {"build_root": build_root, "stage": stage, "index": i},
+        ) for i in indexes]
+        return _results(futures)
+
+    return _with_progress(stage, build_name, lambda progress: run_stage_in_parts(
+        build_root, stage, map_parts, progress=progress))
+
+
+def _results(futures: list[PrefectFuture[Any]]) -> Iterator[dict[str, Any]]:
+    """Each part's result as it finishes. After a failure the other parts still finish (their
+    work lands on disk for the next run), then the first failure is raised."""
+    failed: list[PrefectFuture[Any]] = []
+    for future in as_completed(futures):
+        future.wait()  # takes the final state from the runner, not from the API
+        if future.state.is_completed():
+            yield future.result()
+        else:
+            failed.append(future)
+    for future in failed:
+        future.result()  # raises the part's error
+    if failed:
+        raise HopforgeError(f"{len(failed)} parts did not finish ({failed[0].state.name}); "
+                            "run the build again to continue where it stopped")
 
 
 @contextlib.contextmanager
@@ -127,6 +192,8 @@ def _build(cfg: BuildConfig, today: str, from_stage: str | None, force: list[str
             stage_run = stage_task.with_options(task_run_name=stage)
             if runner is not None and stage in CPU_STAGES:
                 row = runner.submit(stage_run, params).result()
+            elif runner is not None and stage in PART_STAGES:
+                row = _parted_stage(runner, **params)
             else:
                 row = stage_run(**params)
             publish_stage(build, cfg.name, row)

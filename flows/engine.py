@@ -2,7 +2,8 @@
 
 `prepare_build` checks the directory against the settings and writes the frozen config;
 `run_stage` runs one stage (or skips it when its done-marker matches); `run_build` runs them
-all in order without Prefect. The Prefect flow in flows/build.py calls the same two functions.
+all in order without Prefect. The Prefect flow in flows/build.py calls the same functions, and
+`run_stage_in_parts` with `run_stage_part` to spread a stage's parts over a cluster's workers.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import logging
 import os
 import socket
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,9 @@ from hopforge.flows.state import (
 )
 
 log = logging.getLogger(__name__)
+Progress = Callable[[int, int], None] | None
+# Runs `run_stage_part` for each given part index (anywhere) and yields each result as it ends.
+PartMap = Callable[[Sequence[int]], Iterable[dict[str, Any]]]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -117,13 +121,19 @@ def _current_key(build: BuildDir, stage: str, config: BuildConfig, extra: str) -
     return stage_key(stage, config.stage_hashes()[stage], previous, extra)
 
 
-def run_stage(
-    build_root: str | Path,
-    stage: str,
-    *,
-    progress: Callable[[int, int], None] | None = None,
-) -> StageResult:
-    """Run one stage of a prepared build (skipped when done with the same key); returns stats."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StageRun:
+    """A stage that was started (its start-marker written) and has not finished yet."""
+
+    stage: str
+    key: str
+    config_hash: str
+    resume: bool
+    started: float  # time.perf_counter() of this process when the stage started
+
+
+def begin_stage(build_root: str | Path, stage: str) -> StageRun | StageResult:
+    """Start a stage: its skipped result when it is done already, else the started run."""
     from hopforge.flows import stages as runners
 
     build = BuildDir.at(Path(build_root))
@@ -145,16 +155,85 @@ def run_stage(
     remove_temporaries(stage_outputs(build, stage))
     write_marker(build, stage, "start", {"stage": stage, "key": key, "config_hash": config_hash})
     log.info("%s: %s", stage, "resuming" if resume else "running")
-    t0 = time.perf_counter()
-    stats = runners.run(stage, build, config, progress=progress)
-    seconds = time.perf_counter() - t0
-    write_marker(build, stage, "done", {
-        "stage": stage, "key": key, "config_hash": config_hash, "seconds": round(seconds, 3),
-        "output": output_digest(stage_outputs(build, stage)), "stats": stats,
-        "ran_on": f"{socket.gethostname()}:{os.getpid()}",
+    return StageRun(stage=stage, key=key, config_hash=config_hash, resume=resume,
+                    started=time.perf_counter())
+
+
+def finish_stage(build_root: str | Path, run: StageRun, stats: dict[str, Any],
+                 extra: dict[str, Any] | None = None) -> StageResult:
+    """Write the done-marker of a started stage (with `extra` fields) and return its result."""
+    build = BuildDir.at(Path(build_root))
+    seconds = time.perf_counter() - run.started
+    write_marker(build, run.stage, "done", {
+        "stage": run.stage, "key": run.key, "config_hash": run.config_hash,
+        "seconds": round(seconds, 3),
+        "output": output_digest(stage_outputs(build, run.stage)), "stats": stats,
+        "ran_on": f"{socket.gethostname()}:{os.getpid()}", **(extra or {}),
     })
-    return StageResult(stage=stage, status="resumed" if resume else "ran", stats=stats,
+    return StageResult(stage=run.stage, status="resumed" if run.resume else "ran", stats=stats,
                        seconds=seconds)
+
+
+def run_stage(
+    build_root: str | Path,
+    stage: str,
+    *,
+    progress: Progress = None,
+) -> StageResult:
+    """Run one stage of a prepared build (skipped when done with the same key); returns stats."""
+    from hopforge.flows import stages as runners
+
+    begun = begin_stage(build_root, stage)
+    if isinstance(begun, StageResult):
+        return begun
+    build = BuildDir.at(Path(build_root))
+    stats = runners.run(stage, build, load_build_config(build), progress=progress)
+    return finish_stage(build_root, begun, stats)
+
+
+def run_stage_in_parts(
+    build_root: str | Path,
+    stage: str,
+    map_parts: PartMap,
+    *,
+    progress: Progress = None,
+) -> StageResult:
+    """Run a stage part by part: `map_parts` runs `run_stage_part` on each pending part.
+
+    The stage is planned and finished here; the parts may run on any worker that mounts the
+    build directory. The done-marker's `parts_ran_on` says where each part of this run ran.
+    """
+    from hopforge.flows import stages as runners
+
+    if not runners.parted(stage):
+        raise ValueError(f"stage {stage!r} does not run in parts")
+    begun = begin_stage(build_root, stage)
+    if isinstance(begun, StageResult):
+        return begun
+    build = BuildDir.at(Path(build_root))
+    config = load_build_config(build)
+    plan = runners.plan_parts(stage, build, config)
+    finished = plan.finished
+    if progress is not None:
+        progress(finished, plan.total)
+    results = []
+    for result in map_parts(list(plan.pending)):
+        results.append(result)
+        finished += plan.sizes[result["part"]]
+        if progress is not None:
+            progress(finished, plan.total)
+    stats = runners.finish_parts(stage, build, config, results,
+                                 seconds=time.perf_counter() - begun.started)
+    ran_on = {f"{r['part']:05d}": r["ran_on"] for r in sorted(results, key=lambda r: r["part"])}
+    return finish_stage(build_root, begun, stats, {"parts_ran_on": ran_on})
+
+
+def run_stage_part(build_root: str | Path, stage: str, index: int) -> dict[str, Any]:
+    """Run part `index` of a stage that `run_stage_in_parts` planned, in this process."""
+    from hopforge.flows import stages as runners
+
+    build = BuildDir.at(Path(build_root))
+    return runners.run_part(stage, build, load_build_config(build), index)
 
 
 def resolve_config(config: str, out: str | Path | None = None) -> BuildConfig:

@@ -6,6 +6,12 @@ trajectories are appended to a hidden journal of their part as they come in, and
 written (atomically, then marked done) once all its trajectories are there. A killed run,
 started again, keeps the done parts and the journaled trajectories and runs only the rest, so
 its output equals that of an uninterrupted run.
+
+Two ways to run it. `run_trajectories_build` runs every pending part in this process, batching
+the searches of all trajectories in flight. `plan_trajectory_parts`, then `run_trajectory_part`
+for each pending part (in any process, on any machine that mounts the build directory), then
+`finish_trajectories_build` spread the parts over a cluster's workers. A trajectory's seed
+depends only on its question and sample, so both ways write the same records.
 """
 
 from __future__ import annotations
@@ -15,18 +21,24 @@ import dataclasses
 import hashlib
 import json
 import logging
+import os
+import socket
+import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.layout import BuildDir
-from hopforge.corpus.parts import clear_parts, done_indexes, read_parts, write_json, write_part
+from hopforge.corpus.parts import clear_parts, done_indexes, done_parts, read_parts, write_json
 from hopforge.corpus.search import Searcher
+from hopforge.flows.trajectory_journal import PartWriter, journal_path, read_journal
+from hopforge.flows.trajectory_report import trajectory_report
 from hopforge.synth.chat import ChatModel
-from hopforge.synth.records import TERMINATIONS, Question, Trajectory
+from hopforge.synth.records import Question, Trajectory
 from hopforge.synth.scripted_solver import ScriptedTeacher
 from hopforge.synth.trajectories import (
     SPEED_FIELDS,
@@ -38,6 +50,7 @@ from hopforge.synth.trajectories import (
 log = logging.getLogger(__name__)
 Progress = Callable[[int, int], None] | None
 RUN_FILE = "run.json"
+_CACHE_LOCK = threading.Lock()  # for what a worker process keeps between parts
 
 
 def accepted_questions(build: BuildDir) -> list[Question]:
@@ -65,68 +78,6 @@ def chunk(questions: Sequence[Question], size: int) -> list[list[Question]]:
     return [list(questions[i : i + size]) for i in range(0, len(questions), size)]
 
 
-def _journal(directory: Path, index: int) -> Path:
-    return directory / f".part-{index:05d}.journal.jsonl"
-
-
-def _read_journal(path: Path, expected: set[str]) -> dict[str, str]:
-    """Complete, expected lines of a journal (a line cut by a kill is ignored)."""
-    rows: dict[str, str] = {}
-    if not path.is_file():
-        return rows
-    for line in path.read_text("utf-8").splitlines():
-        try:
-            tid = json.loads(line)["tid"]
-        except (json.JSONDecodeError, KeyError, TypeError):
-            continue
-        if tid in expected:
-            rows[tid] = line
-    return rows
-
-
-class _PartWriter:
-    """Collects finished trajectories per part, journals them, writes each part when full."""
-
-    def __init__(self, directory: Path, expected: dict[int, list[str]],
-                 journaled: dict[int, dict[str, str]]) -> None:
-        self.directory = directory
-        self.expected = expected
-        self.part_of = {tid: i for i, tids in expected.items() for tid in tids}
-        self.rows = journaled
-        self.handles: dict[int, IO[str]] = {}
-        self.parts_written = 0
-
-    def add(self, trajectory: Trajectory) -> None:
-        index = self.part_of[trajectory.tid]
-        line = json.dumps(trajectory.to_row(), ensure_ascii=False, sort_keys=True)
-        handle = self.handles.get(index)
-        if handle is None:
-            path = _journal(self.directory, index)
-            handle = self.handles[index] = path.open("a", encoding="utf-8")
-        handle.write(line + "\n")
-        handle.flush()
-        self.rows.setdefault(index, {})[trajectory.tid] = line
-        self.finish(index)
-
-    def finish(self, index: int) -> None:
-        """Write part `index` if all its trajectories are in."""
-        rows = self.rows.get(index, {})
-        if len(rows) < len(self.expected[index]):
-            return
-        write_part(self.directory, index, (json.loads(rows[t]) for t in self.expected[index]))
-        self.parts_written += 1
-        handle = self.handles.pop(index, None)
-        if handle is not None:
-            handle.close()
-        _journal(self.directory, index).unlink(missing_ok=True)
-        del self.rows[index]
-
-    def close(self) -> None:
-        for handle in self.handles.values():
-            handle.close()
-        self.handles.clear()
-
-
 def _run_hash(config: TrajectoryConfig, teacher: str, questions: Sequence[Question]) -> str:
     settings = {k: v for k, v in dataclasses.asdict(config).items() if k not in SPEED_FIELDS}
     settings["faults"].pop("timeout_delay_s", None)
@@ -148,6 +99,65 @@ def _check_run(directory: Path, run_hash: str, force: bool) -> None:
         )
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Run:
+    """A run's accepted questions cut into parts, with the trajectory ids each part holds."""
+
+    teacher: str
+    questions: list[Question]
+    parts: list[list[Question]]
+    expected: dict[int, list[str]]
+    hash: str
+
+
+_QUESTIONS: dict[tuple[Any, ...], list[Question]] = {}
+
+
+def _accepted_cached(build: BuildDir) -> list[Question]:
+    """`accepted_questions`, kept while the question parts on disk stay the same (a worker
+    reads them once, not once per part)."""
+    key = tuple((str(p.resolve()), p.stat().st_mtime_ns, p.stat().st_size)
+                for p in done_parts(build.questions))
+    with _CACHE_LOCK:
+        questions = _QUESTIONS.get(key)
+    if questions is None:
+        questions = accepted_questions(build)
+        with _CACHE_LOCK:
+            _QUESTIONS.clear()
+            _QUESTIONS[key] = questions
+    return questions
+
+
+def _prepare(build: BuildDir, config: TrajectoryConfig, teacher: str, *,
+             cached: bool = False) -> _Run:
+    questions = _accepted_cached(build) if cached else accepted_questions(build)
+    parts = chunk(questions, config.part_questions)
+    expected = {i: [trajectory_id(q.qid, s) for q in part for s in range(config.samples)]
+                for i, part in enumerate(parts)}
+    return _Run(teacher=teacher, questions=questions, parts=parts, expected=expected,
+                hash=_run_hash(config, teacher, questions))
+
+
+def _start(build: BuildDir, run: _Run, config: TrajectoryConfig, force: bool) -> None:
+    directory = build.trajectories
+    directory.mkdir(parents=True, exist_ok=True)
+    _check_run(directory, run.hash, force)
+    write_json(directory / RUN_FILE, {"hash": run.hash, "teacher": run.teacher,
+                                      "questions": len(run.questions), "samples": config.samples})
+
+
+def _write_report(build: BuildDir, run: _Run, info: dict[str, Any]) -> dict[str, Any]:
+    answers = {q.qid: (q.answer, *q.answer_aliases) for q in run.questions}
+    report = trajectory_report(read_parts(build.trajectories), answers)
+    report["run"] = info
+    write_json(build.reports / "trajectories.json", report)
+    return report
+
+
+def _here() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
 def run_trajectories_build(
     build: BuildDir,
     config: TrajectoryConfig,
@@ -162,26 +172,20 @@ def run_trajectories_build(
     Writes BUILD/trajectories/part-*.jsonl and BUILD/reports/trajectories.json; returns the report.
     """
     started = time.perf_counter()
-    questions = accepted_questions(build)
+    run = _prepare(build, config, teacher.name if teacher is not None else "scripted")
+    _start(build, run, config, force)
     directory = build.trajectories
-    directory.mkdir(parents=True, exist_ok=True)
-    teacher_name = teacher.name if teacher is not None else "scripted"
-    run_hash = _run_hash(config, teacher_name, questions)
-    _check_run(directory, run_hash, force)
-    write_json(directory / RUN_FILE, {"hash": run_hash, "teacher": teacher_name,
-                                      "questions": len(questions), "samples": config.samples})
-    parts = chunk(questions, config.part_questions)
-    expected = {i: [trajectory_id(q.qid, s) for q in part for s in range(config.samples)]
-                for i, part in enumerate(parts)}
+    expected = run.expected
     done = done_indexes(directory)
     pending = [i for i in expected if i not in done]
-    journaled = {i: _read_journal(_journal(directory, i), set(expected[i])) for i in pending}
-    writer = _PartWriter(directory, {i: expected[i] for i in pending}, journaled)
+    journaled = {i: read_journal(journal_path(directory, i), set(expected[i]))
+                 for i in pending}
+    writer = PartWriter(directory, {i: expected[i] for i in pending}, journaled)
     reused = sum(len(rows) for rows in journaled.values())
     for i in pending:
         writer.finish(i)  # a run killed after its last trajectory but before the part was written
     pending = [i for i in pending if i in writer.rows]
-    todo_questions = [q for i in pending for q in parts[i]]
+    todo_questions = [q for i in pending for q in run.parts[i]]
     skip = {tid for rows in writer.rows.values() for tid in rows}
     total = sum(len(t) for t in expected.values())
     finished = total - sum(len(expected[i]) for i in pending) + len(skip)
@@ -201,19 +205,147 @@ def run_trajectories_build(
             asyncio.run(_run(todo_questions, searcher, teacher, config, on_result, skip))
         finally:
             writer.close()
-    answers = {q.qid: (q.answer, *q.answer_aliases) for q in questions}
-    report = trajectory_report(read_parts(directory), answers)
-    report["run"] = {
+    return _write_report(build, run, {
         "seconds": round(time.perf_counter() - started, 3),
-        "teacher": teacher_name,
-        "questions": len(questions),
-        "parts": len(parts),
+        "teacher": run.teacher,
+        "questions": len(run.questions),
+        "parts": len(run.parts),
         "parts_written": writer.parts_written,
         "parts_already_done": len(done),
         "trajectories_reused_from_journal": reused,
-    }
-    write_json(build.reports / "trajectories.json", report)
-    return report
+        "ran_on": {_here(): writer.parts_written} if writer.parts_written else {},
+    })
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PartPlan:
+    """The parts of a planned run: trajectories per part (by index), and the parts not done."""
+
+    sizes: tuple[int, ...]
+    pending: tuple[int, ...]
+
+    @property
+    def total(self) -> int:
+        return sum(self.sizes)
+
+    @property
+    def finished(self) -> int:
+        """Trajectories in done parts."""
+        return self.total - sum(self.sizes[i] for i in self.pending)
+
+
+def plan_trajectory_parts(
+    build: BuildDir, config: TrajectoryConfig, *, teacher: str = "scripted", force: bool = False
+) -> PartPlan:
+    """Start or continue a run by `teacher` (its name: "scripted", "openai:MODEL"); its parts.
+
+    Then `run_trajectory_part` for each pending part, anywhere, and `finish_trajectories_build`.
+    """
+    run = _prepare(build, config, teacher)
+    _start(build, run, config, force)
+    done = done_indexes(build.trajectories)
+    return PartPlan(sizes=tuple(len(run.expected[i]) for i in range(len(run.parts))),
+                    pending=tuple(i for i in range(len(run.parts)) if i not in done))
+
+
+def run_trajectory_part(
+    build: BuildDir,
+    config: TrajectoryConfig,
+    index: int,
+    *,
+    teacher: ChatModel | None = None,
+    searcher: Searcher | None = None,
+) -> dict[str, Any]:
+    """Solve part `index` of a planned run and write it; returns what it did and where it ran.
+
+    Trajectories already in the part's journal are kept, not run again; a done part is left as
+    it is. The searcher defaults to the build's index, loaded once per process.
+    """
+    started = time.perf_counter()
+    run = _prepare(build, config, teacher.name if teacher is not None else "scripted",
+                   cached=True)
+    directory = build.trajectories
+    path = directory / RUN_FILE
+    planned = json.loads(path.read_text("utf-8")).get("hash") if path.is_file() else None
+    if planned != run.hash:
+        raise HopforgeError(
+            f"{directory} is not planned for these settings, teacher and questions: call "
+            "plan_trajectory_parts with them first (`hopforge build` does)"
+        )
+    if index not in run.expected:
+        raise HopforgeError(
+            f"trajectory part {index} does not exist: this run has parts 0 to {len(run.parts) - 1}"
+        )
+    meta: dict[str, Any] = {"part": index, "trajectories": len(run.expected[index]), "ran": 0,
+                            "reused": 0, "written": False, "ran_on": _here()}
+    if index in done_indexes(directory):
+        return {**meta, "seconds": round(time.perf_counter() - started, 3)}
+    journaled = read_journal(journal_path(directory, index), set(run.expected[index]))
+    writer = PartWriter(directory, {index: run.expected[index]}, {index: dict(journaled)})
+    writer.finish(index)  # complete in the journal: killed before the part was written
+    ran = 0
+
+    def on_result(trajectory: Trajectory) -> None:
+        nonlocal ran
+        writer.add(trajectory)
+        ran += 1
+
+    if index in writer.rows:
+        searcher = searcher or cached_searcher(build)
+        try:
+            asyncio.run(_run(run.parts[index], searcher, teacher, config, on_result,
+                             set(journaled)))
+        finally:
+            writer.close()
+    return {**meta, "ran": ran, "reused": len(journaled), "written": writer.parts_written > 0,
+            "seconds": round(time.perf_counter() - started, 3)}
+
+
+def finish_trajectories_build(
+    build: BuildDir,
+    config: TrajectoryConfig,
+    *,
+    teacher: str = "scripted",
+    parts: Sequence[Mapping[str, Any]] = (),
+    seconds: float = 0.0,
+) -> dict[str, Any]:
+    """Write the report of a run whose parts are all done; `parts`: what each part run returned."""
+    run = _prepare(build, config, teacher)
+    missing = sorted(set(run.expected) - done_indexes(build.trajectories))
+    if missing:
+        raise HopforgeError(
+            f"{len(missing)} of {len(run.parts)} trajectory parts in {build.trajectories} are "
+            f"not done (first: {missing[0]}): run them with run_trajectory_part, or rerun the build"
+        )
+    written = [p for p in parts if p["written"]]
+    return _write_report(build, run, {
+        "seconds": round(seconds, 3),
+        "teacher": run.teacher,
+        "questions": len(run.questions),
+        "parts": len(run.parts),
+        "parts_written": len(written),
+        "parts_already_done": len(run.parts) - len(written),
+        "trajectories_reused_from_journal": sum(p["reused"] for p in parts),
+        "ran_on": dict(sorted(Counter(str(p["ran_on"]) for p in written).items())),
+    })
+
+
+_SEARCHERS: dict[tuple[str, ...], Searcher] = {}
+
+
+def cached_searcher(build: BuildDir) -> Searcher:
+    """`load_searcher`, kept for the next part this process runs on the same index."""
+    watched = build.index / "manifest.json"
+    if not watched.is_file():
+        watched = build.corpus
+    stat = watched.stat()
+    key = (str(watched.resolve()), str(stat.st_mtime_ns), str(stat.st_size))
+    with _CACHE_LOCK:
+        searcher = _SEARCHERS.get(key)
+        if searcher is None:
+            _SEARCHERS.clear()
+            searcher = _SEARCHERS[key] = load_searcher(build)
+    return searcher
 
 
 async def _run(
@@ -244,71 +376,3 @@ async def _run(
         close = getattr(model, "aclose", None)
         if close is not None:
             await close()
-
-
-def _norm(text: str) -> str:
-    return " ".join("".join(c if c.isalnum() else " " for c in text.casefold()).split())
-
-
-def _percentile(sorted_values: list[int], q: float) -> int:
-    if not sorted_values:
-        return 0
-    return sorted_values[min(len(sorted_values) - 1, int(q * len(sorted_values)))]
-
-
-def trajectory_report(rows: Iterable[dict[str, Any]],
-                      answers: dict[str, tuple[str, ...]] | None = None) -> dict[str, Any]:
-    """Stage statistics over trajectory rows: terminations, turns, faults, annotations, usage."""
-    terminations: Counter[str] = Counter({t: 0 for t in TERMINATIONS})
-    faults: Counter[str] = Counter()
-    turns: list[int] = []
-    teachers: Counter[str] = Counter()
-    counts: Counter[str] = Counter()
-    usage: Counter[str] = Counter()
-    for row in rows:
-        terminations[row["termination"]] += 1
-        teachers[row["teacher"]] += 1
-        turns.append(len(row["turns"]))
-        counts["checkpoints"] += len(row.get("checkpoints") or ())
-        counts["answered"] += bool(row.get("final_answer"))
-        gold = (answers or {}).get(row["qid"])
-        if gold and row.get("final_answer"):
-            counts["answer_matches"] += _norm(row["final_answer"]) in {_norm(a) for a in gold}
-        for key in ("prompt_tokens", "completion_tokens"):
-            usage[key] += row["usage"][key]
-        usage["seconds"] += row["usage"]["seconds"]
-        for t in row["turns"]:
-            counts["schema_invalid"] += not t["schema_valid"]
-            counts["args_invalid"] += t["schema_valid"] and not t["args_valid"]
-            counts["repeats"] += t["repeat_of"] is not None
-            counts["new_evidence_turns"] += bool(t["new_evidence"])
-            counts["recovered"] += bool(t["recovered"])
-            if t["fault"]:
-                f = t["fault"]
-                faults[f"{f['kind']}:{'persistent' if f['persistent'] else 'transient'}"] += 1
-    turns.sort()
-    edges = (1, 5, 10, 20, 50, 100, 200, 600)
-    histogram: list[dict[str, Any]] = []  # a list: bins keep their order in the JSON file
-    lo = 0
-    for hi in (*edges, None):
-        label = f"{lo + 1}-{hi}" if hi is not None else f">{lo}"
-        count = sum(1 for n in turns if n > lo and (hi is None or n <= hi))
-        histogram.append({"turns": label, "trajectories": count})
-        lo = hi if hi is not None else lo
-    return {
-        "trajectories": len(turns),
-        "teachers": dict(teachers),
-        "terminations": dict(terminations),
-        "turns": {
-            "total": sum(turns),
-            "mean": round(sum(turns) / len(turns), 2) if turns else 0.0,
-            "min": turns[0] if turns else 0,
-            "p50": _percentile(turns, 0.5),
-            "p90": _percentile(turns, 0.9),
-            "max": turns[-1] if turns else 0,
-            "histogram": histogram,
-        },
-        "faults": dict(sorted(faults.items())),
-        "annotations": dict(sorted(counts.items())),
-        "usage": {k: round(v, 3) if isinstance(v, float) else v for k, v in usage.items()},
-    }

@@ -2,20 +2,24 @@
 
 The runners live with their stages (corpus/, synth/, filters/, export/ and flows/run_*.py);
 this module only maps a stage name to the call, builds the teacher from [teacher], and says
-which stages keep finished parts when resumed.
+which stages keep finished parts when resumed. The trajectories stage can also run part by
+part (`plan_parts`, `run_part` on any worker, `finish_parts`), for a cluster's task runner.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.layout import BuildDir
 from hopforge.flows.config import BUILTIN_PREFIX, BuildConfig
 from hopforge.flows.state import source_fingerprint
+
+if TYPE_CHECKING:
+    from hopforge.flows.run_trajectories import PartPlan
 
 log = logging.getLogger(__name__)
 
@@ -25,6 +29,8 @@ Progress = Callable[[int, int], None] | None
 # themselves, so a rerun after a crash simply runs them again (and the index keeps its
 # embedding cache across settings changes).
 RESUMABLE = frozenset({"questions", "trajectories"})
+# Stages whose parts can run as separate tasks, each on any worker that mounts the build.
+PARTED = frozenset({"trajectories"})
 # The statistics a stage's done-marker keeps, as dotted paths into the stage's report (the
 # full report stays in BUILD/reports/).
 HEADLINE: dict[str, tuple[str, ...]] = {
@@ -43,6 +49,11 @@ def resumable(stage: str) -> bool:
 
 def clears_before_fresh_start(stage: str) -> bool:
     return stage in RESUMABLE
+
+
+def parted(stage: str) -> bool:
+    """True when the stage can run part by part (`plan_parts`, `run_part`, `finish_parts`)."""
+    return stage in PARTED
 
 
 def fingerprint(stage: str, config: BuildConfig) -> str:
@@ -117,6 +128,45 @@ def _trajectories(build: BuildDir, config: BuildConfig, progress: Progress) -> d
 
     report = run_trajectories_build(build, config.stages["trajectories"],
                                     teacher=open_teacher(config), progress=progress)
+    return _headline("trajectories", report)
+
+
+def _check_parted(stage: str) -> None:
+    if stage not in PARTED:
+        raise ValueError(f"stage {stage!r} does not run in parts; only {', '.join(sorted(PARTED))}")
+
+
+def plan_parts(stage: str, build: BuildDir, config: BuildConfig) -> PartPlan:
+    """Start or continue `stage` part by part: each part's size and the parts still to run."""
+    from hopforge.flows.run_trajectories import plan_trajectory_parts
+
+    _check_parted(stage)
+    return plan_trajectory_parts(build, config.stages["trajectories"],
+                                 teacher=config.teacher.label)
+
+
+def run_part(stage: str, build: BuildDir, config: BuildConfig, index: int) -> dict[str, Any]:
+    """Run part `index` of a planned stage in this process; a model teacher gets its own client.
+
+    The client is made here from [teacher] urls/model, with the API key of this process's
+    environment (each worker reads its own HOPFORGE_API_KEY).
+    """
+    from hopforge.flows.run_trajectories import run_trajectory_part
+
+    _check_parted(stage)
+    return run_trajectory_part(build, config.stages["trajectories"], index,
+                               teacher=open_teacher(config))
+
+
+def finish_parts(stage: str, build: BuildDir, config: BuildConfig,
+                 parts: Sequence[Mapping[str, Any]], *, seconds: float = 0.0) -> dict[str, Any]:
+    """Write the report of a stage whose parts are all done; returns the stage's statistics."""
+    from hopforge.flows.run_trajectories import finish_trajectories_build
+
+    _check_parted(stage)
+    report = finish_trajectories_build(build, config.stages["trajectories"],
+                                       teacher=config.teacher.label, parts=parts,
+                                       seconds=seconds)
     return _headline("trajectories", report)
 
 
