@@ -122,7 +122,8 @@ def _results(futures: list[PrefectFuture[Any]]) -> Iterator[dict[str, Any]]:
 
 @contextlib.contextmanager
 def cpu_runner(settings: BuildSettings) -> Iterator[TaskRunner[Any] | None]:
-    """The task runner for CPU stages: None (run in the flow) for local, else Dask or Ray."""
+    """The task runner for CPU stages and trajectory parts: None (the flow) for local, else
+    Dask or Ray."""
     if settings.runner == "local":
         yield None
         return
