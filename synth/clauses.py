@@ -136,7 +136,7 @@ def np_fragment(words: list[str]) -> bool:
         return False
     for raw in words[1:]:
         low = raw.lower()
-        if low in _SUBORDINATORS or low in ("and", "or", "but"):
+        if low in _SUBORDINATORS:
             return True
         if raw[:1].isupper():
             continue
@@ -155,11 +155,11 @@ def clause_problem(text: str, *, min_words: int = 4) -> str:
         return "boilerplate"
     if not balanced(text):
         return "unbalanced"
-    if text.lstrip()[:1] in "“\"‘'«":
+    if _quotation(text):
         return "quotation"  # a usage example, not a statement
     if words[0].lower() == "to" and len(words) > 1 and _infinitive(words[1]):
         return "infinitive"  # "To send a message to ...": a definition, not a statement
-    if subjectless(words):
+    if subjectless(text.split()):
         return "no_subject"
     if np_fragment(text.split()):
         return "np_fragment"
@@ -167,7 +167,7 @@ def clause_problem(text: str, *, min_words: int = 4) -> str:
         return "subordinate"  # "Because X components can support ...": no main clause
     if words[-1].lower() in _DANGLING_END:
         return "dangling_end"
-    if text.count(",") > max(3, len(words) // 5) or text.count(";") > 1:
+    if text.count(",") > max(4, len(words) // 5) or text.count(";") > 1:
         return "list"
     if not has_verb(text):
         return "no_verb"
@@ -187,10 +187,37 @@ _QUANTIFIERS = frozenset(
 _MODALS = frozenset(["may", "might", "can", "could", "will", "would", "should", "must"])
 
 
+_COPULAS = frozenset(["is", "was", "are", "were", "has", "had"])
+_PRONOUN_SUBJECTS = frozenset(["it", "he", "she", "they", "this", "we", "i", "you"])
+
+
+def _titled_subject(words: list[str]) -> bool:
+    """Whether a sentence that opens like a predicate has a subject after all: a title before
+    its verb ("Ask a Policeman is a 1939 film"), or a pronoun after an opening phrase ("Directed
+    by George Sherman, it stars ...")."""
+    for k, word in enumerate(words[:14]):
+        if word.lower() in _COPULAS and k >= 2 and words[k - 1].lstrip("\"“'‘")[:1].isupper():
+            return True
+    return any(a.endswith(",") and b.lower() in _PRONOUN_SUBJECTS
+               for a, b in zip(words, words[1:], strict=False))
+
+
+def _quotation(text: str) -> bool:
+    """Whether a text is a quoted usage example, not a sentence about a quoted title."""
+    text = text.strip()
+    if text[:1] not in "“\"‘'«":
+        return False
+    close = max(text.rfind(q) for q in "”\"’'»")
+    return close >= 0.6 * len(text)
+
+
 def subjectless(words: list[str]) -> bool:
     """Whether a sentence opens with its predicate, as dictionary senses do after the first:
     "Used of hardware ...", "Especially used of ...", "Describes a tendency ...", "May also
     display ...", "Smaller than micro-, and ..."."""
+    if not words or _titled_subject(words):
+        return False
+    words = [w for w in (t.strip(".,;:!?\"'“”‘’()[]") for t in words) if w]
     if not words:
         return False
     i = _skip_adverbs(words)
@@ -246,7 +273,7 @@ def predicate_phrase(text: str) -> tuple[str, str] | None:
     ("", "describes a tendency ..."), "May also display ..." -> ("", "may also display ...").
     None when `text` has a subject of its own."""
     words = words_of(text)
-    if len(words) < 3 or not subjectless(words):
+    if len(words) < 3 or not subjectless(text.split()):
         return None
     body = text.strip().rstrip(".")
     body = body[:1].lower() + body[1:]
@@ -382,6 +409,29 @@ def dangling_adjective(word: str) -> bool:
     )
 
 
+_NOT_ENDS = frozenset(
+    ["dr", "mr", "mrs", "ms", "st", "jr", "sr", "prof", "no", "vs", "etc", "inc", "ltd", "co",
+     "col", "gen", "lt", "capt", "sgt", "rev", "mt", "ft", "e.g", "i.e", "u.s", "u.k", "cf"]
+)
+
+
+def _segments(question: str) -> list[str]:
+    """The parts of a question between sentence ends, semicolons and "(n)" marks, not split
+    after an abbreviation ("Dr.", "St.") or an initial ("Charles B. Griffith")."""
+    out: list[str] = []
+    start = 0
+    text = question.strip()
+    for m in _CLUE_SPLIT.finditer(text):
+        before = text[start : m.start()].rsplit(" ", 1)[-1].rstrip(".").lower()
+        initial = len(before) == 1 and before.isalpha() and before.upper() not in "XYZWVUTS"
+        if text[m.start() - 1 : m.start()] == "." and (before in _NOT_ENDS or initial):
+            continue
+        out.append(text[start : m.start()])
+        start = m.end()
+    out.append(text[start:])
+    return out
+
+
 def readability_problem(question: str) -> str:
     """"" when each part of a question reads as English, else the first problem found:
     boilerplate (dictionary marks left in), unbalanced quotes, a clue segment without a verb or
@@ -394,7 +444,7 @@ def readability_problem(question: str) -> str:
         return "dangling_adjective"
     if _BROKEN_NP.search(question):
         return "broken_noun_phrase"  # "the not clear that ...", "an of"
-    for segment in filter(None, (s.strip() for s in _CLUE_SPLIT.split(question.strip()))):
+    for segment in filter(None, (s.strip() for s in _segments(question))):
         body = _LEADS.sub("", segment)
         head, colon, tail = body.partition(": ")
         if colon and head.split(" ", 1)[0] in ("Which", "What", "Who", "Whose"):

@@ -68,6 +68,7 @@ class Planner:
         self.fact_answer_rate = fact_answer_rate
         self.own_fact_rate = own_fact_rate
         self._turn = 0
+        self._clue_uses: Counter[str] = Counter()
         self._starts = spread_starts(graph, rng)
         self._facts: dict[str, list[YearFact]] | None = None
         self._fact_docs: Iterator[str] | None = None
@@ -108,7 +109,9 @@ class Planner:
                 key=lambda i: (have[self.kinds[i]], (i - start) % len(self.kinds)),
             )
             plan = None
-            for i in ranked:
+            # the scarcest kind gets three draws before another kind stands in for it: on a
+            # sparse link graph, chain and intersection draws often fail where comparisons don't
+            for i in [ranked[0], ranked[0], *ranked]:
                 plan = self.plan(self.kinds[i])
                 if plan is not None and plan.qid not in seen:
                     break
@@ -116,10 +119,19 @@ class Planner:
                 plan = None
             if plan is None:
                 continue
+            if self._worn(plan) and self.rng.random() < 0.8:
+                misses += 1  # its clues were already asked twice: mostly draw again
+                continue
             seen.add(plan.qid)
             have[plan.kind] += 1
+            self._clue_uses.update(_clues(plan))
             out.append(plan)
         return out
+
+    def _worn(self, plan: QuestionPlan) -> bool:
+        """Whether a clue of `plan` was already used by two plans (a hub's sentence, or a
+        document compared again and again, that would otherwise recur question after question)."""
+        return any(self._clue_uses[c] >= 2 for c in _clues(plan))
 
     def plan(self, kind: str) -> QuestionPlan | None:
         """One plan of `kind`, or None when this draw found nothing usable."""
@@ -258,6 +270,11 @@ class Planner:
             seed=seed,
             fact=fact,
         )
+
+
+def _clues(plan: QuestionPlan) -> list[str]:
+    """The sentences a plan's question is written from."""
+    return [*(h.clue for h in plan.hops), *(f.sentence for f in plan.compared)]
 
 
 def _cycle(pool: list[str], rng: random.Random) -> Iterator[str]:

@@ -40,6 +40,7 @@ from hopforge.synth.masking import (
     low,
     mask,
     name_subject,
+    possessive,
 )
 from hopforge.synth.plans import QuestionPlan
 
@@ -64,9 +65,10 @@ class UnreadableClue(ValueError):
         self.reason = reason
 
 
-def trim_clue(sentence: str, mention: str, *, min_words: int = 6) -> str:
+def trim_clue(sentence: str, mention: str, *, min_words: int = 6, opening: bool = True) -> str:
     """The sentence without boilerplate, cut after the first clause boundary past `mention` that
-    leaves a full clause (the hop needs no more)."""
+    leaves a full clause, or a definition where the sentence is `opening` its document or a
+    sense (the hop needs no more)."""
     text = strip_boilerplate(sentence)
     found = re.search(rf"(?<![\w-]){re.escape(mention)}(?![\w-])", text, re.IGNORECASE)
     if found is None:
@@ -77,7 +79,7 @@ def trim_clue(sentence: str, mention: str, *, min_words: int = 6) -> str:
         if last_part in _SUBORDINATE and "," in head:
             continue  # "In IETF circles, where ... is not a daily reality": no main clause yet
         if len(head.split()) >= min_words and balanced(head) and (
-            not clause_problem(head) or definition_phrase(head) is not None
+            not clause_problem(head) or opening and definition_phrase(head) is not None
         ):
             return head + "."
     return text
@@ -90,17 +92,26 @@ _SUBORDINATE = frozenset(["where", "which", "who", "whom", "whose", "when", "whi
 def _comparison_clauses(event: str, later: bool) -> list[str]:
     """Ways to ask which of two came first (or last) for a dated `event`."""
     when = ["later", "more recently"] if later else ["first", "earlier"]
+    order = "after" if later else "before"
     if event == "born":
-        return [f"who was born {w}" for w in when] + ["who is younger" if later else "who is older"]
+        return [f"who was born {w}" for w in when] + [
+            "who is younger" if later else "who is older",
+            f"whose birth came {'later' if later else 'first'}",
+            f"who was born {order} the other",
+        ]
     if event == "died":
         return [f"who died {w}" for w in when] + [
-            "whose death came later" if later else "whose death came first"
+            f"whose death came {'later' if later else 'first'}",
+            "who outlived the other" if later else "who died sooner",
+            f"who died {order} the other",
         ]
     if event in _RELEASE_EVENTS:
-        out = "which came out later" if later else "which came out first"
-        return [f"which was {event} {w}" for w in when] + [out]
-    older = "which is the newer one" if later else "which is the older one"
-    return [f"which was {event} {w}" for w in when] + [f"which one was {event} {when[0]}", older]
+        out = ["which came out later", "which is newer"] if later else [
+            "which came out first", "which is older"]
+        return [f"which was {event} {w}" for w in when] + out
+    older = ["which is the newer one", "which is more recent"] if later else [
+        "which is the older one", "which came first"]
+    return [f"which was {event} {w}" for w in when] + [f"which one was {event} {when[0]}", *older]
 
 
 def _chain_finals(plan: QuestionPlan, last: Ref) -> list[str]:
@@ -112,9 +123,11 @@ def _chain_finals(plan: QuestionPlan, last: Ref) -> list[str]:
     if last.letter:
         x = last.letter
         if not last.noun:  # no type, and no neutral noun that reads well
-            return [f"What is {x}?", f"What is the name of {x}?", f"Identify {x}: what is it?"]
+            return [f"What is {x}?", f"What is the name of {x}?", f"Identify {x}: what is it?",
+                f"Who or what is {x}?", f"What does {x} stand for?"]
         return [f"What is {x}?", f"Which {last.noun} is {x}?", f"What is the name of {x}?",
-                f"Identify {x}: what is it?", f"Name {x}: which {last.noun} is it?"]
+                f"Identify {x}: what is it?", f"Name {x}: which {last.noun} is it?",
+                f"What is {x} called?", f"{x} is which {last.noun}?", f"So what is {x}?"]
     return [
         f"What is the name of {last.that}?",
         f"What is {last.that} called?",
@@ -226,19 +239,28 @@ class ScriptedComposer:
 
     def _frame(self, text: str, ref: str, rng: random.Random) -> str:
         """A full sentence that does not open with its subject, said of it."""
-        page = self.page
-        on = "on" if rng.random() < 0.5 else "for"
+        page = rng.choice([self.page, self.page, "definition" if self.dictionary else "page"])
+        on = rng.choice(["on", "for", "about"])
+        said = rng.choice(["says that", "notes that", "states that", "mentions that",
+                           "explains that", "adds that"])
         return rng.choice([
             f"About {ref}: {low(text)}",
-            f"The {page} {on} {ref} says that {low(text)}",
+            f"On {ref}: {low(text)}",
+            f"Regarding {ref}, {low(text)}",
+            f"As for {ref}, {low(text)}",
+            f"In connection with {ref}, {low(text)}",
+            f"A note on {ref}: {low(text)}",
+            f"The {page} {on} {ref} {said} {low(text)}",
             f"According to the {page} {on} {ref}, {low(text)}",
+            f"{possessive(cap(ref))} {page} {said.split()[0]}: {text}",
         ])
 
     # --- the kinds ---
 
     def _chain(self, plan: QuestionPlan, rng: random.Random) -> str:
         docs = plan.evidence
-        clues = [trim_clue(hop.clue, hop.bridge) for hop in plan.hops]
+        clues = [trim_clue(hop.clue, hop.bridge, opening=self.graph.opens_sense(hop.from_doc, hop.clue))
+                 for hop in plan.hops]
         cast = self.cast(docs[1:], clues, det=rng.choice(["that", "that", "this", "the"]))
         start = self.graph.docs[docs[0]]
         start_ref = start.title
@@ -292,7 +314,11 @@ class ScriptedComposer:
             ])
             return f"{lead}: {listed}?"
         if style == 5 and named:
-            return " ".join([f"This puzzle starts at {start.title}.", *sentences, final])
+            lead = rng.choice([f"This puzzle starts at {start.title}.",
+                               f"The trail begins at {start.title}.",
+                               f"Our starting point is {start.title}.",
+                               f"It all begins with {start.title}."])
+            return " ".join([lead, *sentences, final])
         return " ".join([*sentences, final])
 
     def _comparison(self, plan: QuestionPlan, rng: random.Random) -> str:
@@ -318,13 +344,16 @@ class ScriptedComposer:
                 f"Between {a} and {b}, {clause}?",
                 f"{cap(a)} and {b}: {clause}?",
                 f"Here are two: {a}, and {b}. {cap(clause)}?",
+                f"{cap(a)} or {b}: {clause}?",
+                f"Think of {a} and of {b}. {cap(clause)}?",
             ]
         )
 
     def _intersection(self, plan: QuestionPlan, rng: random.Random) -> str:
         target = plan.answer_doc
         sources = [h.from_doc for h in plan.hops]
-        texts = [trim_clue(hop.clue, hop.bridge) for hop in plan.hops]
+        texts = [trim_clue(hop.clue, hop.bridge, opening=self.graph.opens_sense(hop.from_doc, hop.clue))
+                 for hop in plan.hops]
         fact_text = strip_boilerplate(plan.fact.sentence) if plan.fact is not None else ""
         cast = self.cast([*sources, target], [*texts, fact_text])
         goal = cast[target]
@@ -353,7 +382,10 @@ class ScriptedComposer:
             lead = f"What is {goal.letter}, given" if goal.letter else f"Which {what} fits"
             return f"{lead} all of these clues: {listed}?"
         if style == 2:
-            intro = f"Let {goal.letter} be the thing these clues describe." if goal.letter else (
+            intro = rng.choice([f"Let {goal.letter} be the thing these clues describe.",
+                                f"The clues below all point to {goal.letter}.",
+                                f"Call the answer {goal.letter}; every clue below concerns it."]
+                               ) if goal.letter else (
                 f"I am thinking of {article(goal.kind)}."
             )
             return " ".join([intro, *clues, "What is its name?"])
@@ -367,4 +399,6 @@ class ScriptedComposer:
                 "What fits all of these clues?")
             return f"{listed} {ask}"
         tail = [f"{rng.choice(['Also', 'Moreover', 'In addition'])}, {low(c)}" for c in clues[1:]]
-        return " ".join([clues[0], *tail, f"What is the name of {goal.this}?"])
+        ask = rng.choice([f"What is the name of {goal.this}?", f"What is {goal.this} called?",
+                          f"Can you name {goal.this}?", f"So what is {goal.this}?"])
+        return " ".join([clues[0], *tail, ask])
