@@ -11,10 +11,13 @@ bare noun phrase ("A person who enjoys ...") so that it can be stated as "X is a
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from hopforge.synth.lexicon import (
     ADJECTIVES,
+    NOT_NOUNS,
+    NOUNS,
     STOPWORDS,
     is_adjective,
     is_noun,
@@ -60,7 +63,7 @@ _AUX = frozenset(
     ["is", "was", "are", "were", "be", "been", "has", "have", "had", "can", "could", "will", "would", "may", "might", "must", "shall", "should", "do", "does", "did"]
 )
 _DANGLING_END = frozenset(
-    ["a", "an", "the", "of", "in", "on", "at", "from", "for", "with", "by", "to", "into", "onto", "and", "or", "but", "nor", "than", "as", "its", "his", "her", "their", "our", "my", "your", "whose", "which", "who", "whom", "very", "such", "this", "these", "those", "that"]
+    ["a", "an", "the", "of", "in", "on", "at", "from", "for", "with", "by", "to", "into", "onto", "and", "or", "but", "nor", "than", "as", "its", "his", "her", "their", "our", "my", "your", "whose", "which", "who", "whom", "very", "such", "this", "these", "those", "that", "a.k.a", "aka", "e.g", "i.e", "etc", "esp"]
 )
 _QUOTES = (("“", "”"), ("«", "»"))
 
@@ -130,19 +133,39 @@ _NP_OPENERS = frozenset(["a", "an", "the", "any", "some", "something", "someone"
 
 def np_fragment(words: list[str]) -> bool:
     """Whether a text that opens like a noun phrase has no verb before its first subordinate
-    clause or comma: "Something so incredibly elegant that it is ...", "Any of a number of
-    variants ..., possibly containing ..."."""
-    if not words or words[0].lower() not in _NP_OPENERS:
+    clause: "Something so incredibly elegant that it is ...", "Any of a number of variants
+    ..., possibly containing ...", "Work performed by a server.", "Archie's database of ..."."""
+    if not words:
         return False
+    first = words[0].lower()
+    opener = first in _NP_OPENERS or first in ("another", "yet") or (
+        words[0][:1].isupper() and first.endswith(("'s", "’s")))
+    if not opener:
+        return False
+    prev = first
     for raw in words[1:]:
-        low = raw.lower()
+        low = raw.lower().strip(",;:.\"'“”‘’()")
         if low in _SUBORDINATORS:
             return True
-        if raw[:1].isupper():
-            continue
+        nominal = prev in STOPWORDS or prev.endswith(("'s", "’s")) or is_adjective(prev)
+        infinitive = prev == "to"
+        prev = low
+        if infinitive:
+            continue  # "to monitor and control": not a finite verb
+        if raw[:1].isupper() or nominal and (low in NOUNS or low in NOT_NOUNS or is_noun(low)):
+            continue  # a name, or a noun after a determiner: "the use of", "the superlative form"
+        if low.endswith("ed") and raw is not words[-1]:
+            nxt = words[words.index(raw) + 1].lower()
+            if nxt in _PARTICIPLE_PREPOSITIONS:
+                continue  # "a system invented in ...", "work performed by ...": a participle
         if low in _AUX or (is_verb_like(low, loose=True) and not low.endswith("ing")):
             return False
     return True
+
+
+_PARTICIPLE_PREPOSITIONS = frozenset(
+    ["in", "by", "for", "with", "to", "as", "from", "at", "on", "into", "under", "during"]
+)
 
 
 def clause_problem(text: str, *, min_words: int = 4) -> str:
@@ -199,7 +222,7 @@ def _titled_subject(words: list[str]) -> bool:
         if word.lower() in _COPULAS and k >= 2 and words[k - 1].lstrip("\"“'‘")[:1].isupper():
             return True
     return any(a.endswith(",") and b.lower() in _PRONOUN_SUBJECTS
-               for a, b in zip(words, words[1:], strict=False))
+               for a, b in itertools.pairwise(words))
 
 
 def _quotation(text: str) -> bool:
@@ -411,7 +434,8 @@ def dangling_adjective(word: str) -> bool:
 
 _NOT_ENDS = frozenset(
     ["dr", "mr", "mrs", "ms", "st", "jr", "sr", "prof", "no", "vs", "etc", "inc", "ltd", "co",
-     "col", "gen", "lt", "capt", "sgt", "rev", "mt", "ft", "e.g", "i.e", "u.s", "u.k", "cf"]
+     "col", "gen", "lt", "capt", "sgt", "rev", "mt", "ft", "e.g", "i.e", "u.s", "u.k", "cf",
+     "esp", "approx", "ca", "fig", "vol", "a.k.a", "viz", "poss", "prob"]
 )
 
 
@@ -456,4 +480,6 @@ def readability_problem(question: str) -> str:
             return "fragment"
         if not has_verb(body):
             return "no_verb"
+        if words[-1].lower() in _DANGLING_END:
+            return "dangling_end"  # "... the veneration of X, a.k.a."
     return ""

@@ -118,8 +118,8 @@ def head_noun(phrase: str) -> str:
         return ""  # "one of the best": an adjective, not a plural noun
     if not is_noun(head):
         return ""
-    if is_kin(head):
-        return "person"  # "the eldest daughter of ...": asked for as a person
+    if is_kin(head):  # "the eldest daughter of King ...": a person; "the mother of all ...": not
+        return "person" if rest[:1] == ["of"] and rest[1:2] and rest[1][:1].isupper() else ""
     if len(span) >= 2:
         mod = span[-2]
         before = span[-3] if len(span) >= 3 else ""

@@ -25,9 +25,17 @@ _QUOTE_OPEN = ("“", '"', "‘", "'", "«")
 SUBJECT = "\x01"  # marks the subject's own names while a sentence is rewritten
 
 
+_A_BEFORE_VOWEL = re.compile(r"^(?:uni|use|usu|uti|ure|uro|eu|ewe|one\b|once\b)", re.IGNORECASE)
+_AN_BEFORE_H = re.compile(r"^(?:hour|honest|honou?r|heir)", re.IGNORECASE)
+
+
 def article(phrase: str) -> str:
-    """ "a cartographer" / "an engineer"."""
-    return f"{'an' if phrase[:1].lower() in 'aeiou' else 'a'} {phrase}"
+    """ "a cartographer" / "an engineer" / "a user" / "an hour"."""
+    head = phrase.split(" ", 1)[0]
+    if len(head) > 1 and head.isupper() and head.isalpha():  # "an FTP site", "a DEC machine"
+        return f"{'an' if head[0] in 'AEFHILMNORSX' else 'a'} {phrase}"
+    vowel = phrase[:1].lower() in "aeiou" and not _A_BEFORE_VOWEL.match(phrase)
+    return f"{'an' if vowel or _AN_BEFORE_H.match(phrase) else 'a'} {phrase}"
 
 
 def cap(text: str) -> str:
@@ -217,10 +225,11 @@ def drop_copula(text: str, ref: str, kind: str) -> str:
         return "One " + text.split(" ", 1)[1]
     if not rest or re.match(r"(?:and|or|[,.;])", rest):
         return text
-    if m.group(2).lower() == "the" and rest.split(" ", 1)[0].lower() in STOPWORDS - {
+    first = rest.split(" ", 1)[0].lower()
+    if first == "of" or m.group(2).lower() == "the" and first in STOPWORDS - {
         "who", "that", "which"
     }:
-        return text  # "the highest summit of ...": the copula stays
+        return text  # "the highest summit of ...", "an offshoot of ...": the copula stays
     rel = re.match(r"(?:who|that|which) (\S+)", rest)
     if rel and is_verb_like(rel.group(1)):
         return f"{cap(ref)} {rest[rel.start(1) :]}"

@@ -158,10 +158,14 @@ class ScriptedComposer:
             self._kinds[doc_id] = type_noun(self.graph.docs[doc_id])
         return self._kinds[doc_id]
 
-    def cast(self, hidden: Sequence[str], texts: Sequence[str], det: str = "that") -> dict[str, Ref]:
+    def cast(
+        self, hidden: Sequence[str], texts: Sequence[str], det: str = "that",
+        named: Sequence[str] = (),
+    ) -> dict[str, Ref]:
         """References for the hidden documents of one question whose clues are `texts`: by type
-        where the type is known, unique in the question, names no other hidden document and fits
-        every mention; by a letter otherwise."""
+        where the type is known, unique in the question, names no document of the question
+        (hidden, or `named` like a chain's start) and fits every mention; by a letter
+        otherwise."""
         refs: dict[str, Ref] = {}
         letters = iter(LETTERS)
         used: set[str] = set()
@@ -171,7 +175,7 @@ class ScriptedComposer:
             known = kind != FALLBACK_TYPE
             clash = any(
                 (p := self.graph.pattern(other)) is not None and p.search(kind)
-                for other in hidden
+                for other in (*hidden, *named)
             )
             fits = pattern is None or all(kind_fits(t, pattern, kind) for t in texts)
             noun = kind if known else self.neutral
@@ -222,8 +226,9 @@ class ScriptedComposer:
         kind = self.kind(subject) if not re.fullmatch(r"[A-Z]", subject_ref) else ""
         kind = "" if kind == FALLBACK_TYPE else kind
         problem = clause_problem(text)
-        defined = definition_phrase(text) if opening and SUBJECT not in text else None
-        if defined is None and problem == "infinitive" and SUBJECT not in text:
+        lead = text.split(" ", 2)[:2]
+        defined = definition_phrase(text) if opening and SUBJECT not in lead else None
+        if defined is None and problem == "infinitive" and SUBJECT not in lead:
             defined = definition_phrase(text)  # "To send a message to ..." means it
         if defined is None and problem == "no_subject" and self.dictionary:
             defined = predicate_phrase(text)  # "Used of hardware ..." said of its subject
@@ -261,7 +266,8 @@ class ScriptedComposer:
         docs = plan.evidence
         clues = [trim_clue(hop.clue, hop.bridge, opening=self.graph.opens_sense(hop.from_doc, hop.clue))
                  for hop in plan.hops]
-        cast = self.cast(docs[1:], clues, det=rng.choice(["that", "that", "this", "the"]))
+        cast = self.cast(docs[1:], clues, det=rng.choice(["that", "that", "this", "the"]),
+                         named=docs[:1])
         start = self.graph.docs[docs[0]]
         start_ref = start.title
         pattern = self.graph.pattern(start.doc_id)
