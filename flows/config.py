@@ -53,7 +53,7 @@ ENV_KEYS = ("HOPFORGE_API_KEY", "OPENAI_API_KEY")
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BuildSettings:
-    """[build]: where the build goes and how its CPU stages run."""
+    """[build]: where the build goes, and where its CPU stages and trajectory parts run."""
 
     name: str
     out: str = ""  # empty: builds/NAME under the current directory; may contain {date}
