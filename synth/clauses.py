@@ -164,8 +164,48 @@ def np_fragment(words: list[str]) -> bool:
 
 
 _PARTICIPLE_PREPOSITIONS = frozenset(
-    ["in", "by", "for", "with", "to", "as", "from", "at", "on", "into", "under", "during"]
+    ["in", "by", "for", "with", "to", "as", "from", "at", "on", "into", "under", "during",
+     "away", "out", "up", "off", "down", "over", "through"]
 )
+_CLAUSE_OPENERS = frozenset(
+    ["who", "whom", "whose", "which", "that", "where", "when", "because", "if", "although",
+     "though", "while", "after", "before", "since", "until", "unless", "whereas", "once"]
+)
+_CONTRACTED = frozenset(["it's", "that's", "there's", "he's", "she's", "what's", "who's",
+                         "it’s", "that’s", "there’s", "he’s", "she’s", "what’s", "who’s"])
+
+
+def main_verb(words: list[str]) -> bool:
+    """Whether a sentence has a finite verb outside its relative and subordinate clauses (a
+    clause opened by "that", "which", "when", "after" ... runs to the next comma): "Special-case
+    code to cope with input that would cause a crash." has none; "When you send mail, it's
+    copied to a spool file." has one. Infinitives, words in -ing and participles before a
+    preposition ("a system invented in") do not count."""
+    inside = False
+    for i, raw in enumerate(words):
+        low = raw.lower().strip(".,;:!?\"'“”‘’()[]")
+        if i and low in _CLAUSE_OPENERS or i == 0 and low in _CLAUSE_OPENERS - {"that"}:
+            inside = True
+        elif low in _CONTRACTED and not inside:
+            return True
+        elif not inside and (i == 0 or not raw[:1].isupper()) and _finite(words, i, low):
+            return True
+        if raw.endswith((",", ";", ":")) or raw in ("—", "–"):
+            inside = False
+    return False
+
+
+def _finite(words: list[str], i: int, low: str) -> bool:
+    if low in _AUX:
+        return True
+    if low.endswith("ing") or (i and words[i - 1].lower() == "to"):
+        return False
+    if not is_verb_like(low, loose=True):
+        return False
+    nxt = words[i + 1].lower().strip(",;:.") if i + 1 < len(words) else ""
+    if low.endswith(("ed", "en", "wn")) and nxt in _PARTICIPLE_PREPOSITIONS:
+        return False  # "a system invented in ...": a participle
+    return True
 
 
 def clause_problem(text: str, *, min_words: int = 4) -> str:
@@ -184,7 +224,7 @@ def clause_problem(text: str, *, min_words: int = 4) -> str:
         return "infinitive"  # "To send a message to ...": a definition, not a statement
     if subjectless(text.split()):
         return "no_subject"
-    if np_fragment(text.split()):
+    if np_fragment(text.split()) or not main_verb(text.split()):
         return "np_fragment"
     if words[0].lower() in _SUBORDINATE_OPENERS | _PREPOSITION_OPENERS and "," not in text:
         return "subordinate"  # "Because X components can support ...": no main clause

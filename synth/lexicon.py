@@ -249,12 +249,22 @@ def is_noun(word: str) -> bool:
     return len(tail) > 3 and tail.endswith(_NOUN_SUFFIXES)
 
 
+_S_ADVERBS = _words(
+    """
+    sometimes always perhaps afterwards towards besides nowadays whereas thus unless
+    backwards forwards upwards downwards outwards inwards sideways nevertheless hence
+    """
+)
+
+
 def is_verb_like(word: str, *, loose: bool = False) -> bool:
     """Whether a word can be a finite verb or participle: an auxiliary or irregular form, a
     listed verb in any regular form, or a regular past form ("designed"); `loose` also takes a
     word in -s whose stem is no known noun or adjective ("flows")."""
     low = word.lower().strip(".,;:!?\"'“”‘’()")
-    if loose and low.endswith("s") and not low.endswith(("ss", "us", "is", "ous")):
+    if loose and low.endswith("s") and not low.endswith(("ss", "us", "is", "ous")) and (
+        low not in _S_ADVERBS
+    ):
         stem = low[:-1]
         known = stem in NOUNS or stem in NOT_NOUNS or is_noun(stem) or is_adjective(stem)
         if len(stem) > 2 and stem.isalpha() and not known:

@@ -69,6 +69,8 @@ class Planner:
         self.own_fact_rate = own_fact_rate
         self._turn = 0
         self._clue_uses: Counter[str] = Counter()
+        self._draws: Counter[str] = Counter()  # plan draws per kind, and those that succeeded
+        self._hits: Counter[str] = Counter()
         self._starts = spread_starts(graph, rng)
         self._facts: dict[str, list[YearFact]] | None = None
         self._fact_docs: Iterator[str] | None = None
@@ -109,11 +111,18 @@ class Planner:
                 key=lambda i: (have[self.kinds[i]], (i - start) % len(self.kinds)),
             )
             plan = None
-            # the scarcest kind gets three draws before another kind stands in for it: on a
-            # sparse link graph, chain and intersection draws often fail where comparisons don't
-            for i in [ranked[0], ranked[0], *ranked]:
-                plan = self.plan(self.kinds[i])
+            # the scarcest kind gets three draws before another kind stands in for it (on a
+            # sparse link graph chain and intersection draws often fail where comparisons
+            # don't), unless its draws mostly fail anyway (no dated facts for comparisons)
+            first = self.kinds[ranked[0]]
+            tries, hits = self._draws[first], self._hits[first]
+            extra = [ranked[0]] * 2 if tries < 20 or hits >= 0.05 * tries else []
+            for i in [*extra, *ranked]:
+                kind = self.kinds[i]
+                plan = self.plan(kind)
+                self._draws[kind] += 1
                 if plan is not None and plan.qid not in seen:
+                    self._hits[kind] += 1
                     break
                 misses += 1
                 plan = None

