@@ -186,9 +186,7 @@ def main_verb(words: list[str]) -> bool:
         low = raw.lower().strip(".,;:!?\"'“”‘’()[]")
         if i and low in _CLAUSE_OPENERS or i == 0 and low in _CLAUSE_OPENERS - {"that"}:
             inside = True
-        elif low in _CONTRACTED and not inside:
-            return True
-        elif not inside and (i == 0 or not raw[:1].isupper()) and _finite(words, i, low):
+        elif low in _CONTRACTED and not inside or not inside and (i == 0 or not raw[:1].isupper()) and _finite(words, i, low):
             return True
         if raw.endswith((",", ";", ":")) or raw in ("—", "–"):
             inside = False
@@ -203,9 +201,8 @@ def _finite(words: list[str], i: int, low: str) -> bool:
     if not is_verb_like(low, loose=True):
         return False
     nxt = words[i + 1].lower().strip(",;:.") if i + 1 < len(words) else ""
-    if low.endswith(("ed", "en", "wn")) and nxt in _PARTICIPLE_PREPOSITIONS:
-        return False  # "a system invented in ...": a participle
-    return True
+    # "a system invented in ...": a participle, not a finite verb
+    return not (low.endswith(("ed", "en", "wn")) and nxt in _PARTICIPLE_PREPOSITIONS)
 
 
 def clause_problem(text: str, *, min_words: int = 4) -> str:
