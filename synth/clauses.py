@@ -16,8 +16,6 @@ import re
 
 from hopforge.synth.lexicon import (
     ADJECTIVES,
-    NOT_NOUNS,
-    NOUNS,
     STOPWORDS,
     is_adjective,
     is_noun,
@@ -63,7 +61,7 @@ _AUX = frozenset(
     ["is", "was", "are", "were", "be", "been", "has", "have", "had", "can", "could", "will", "would", "may", "might", "must", "shall", "should", "do", "does", "did"]
 )
 _DANGLING_END = frozenset(
-    ["a", "an", "the", "of", "in", "on", "at", "from", "for", "with", "by", "to", "into", "onto", "and", "or", "but", "nor", "than", "as", "its", "his", "her", "their", "our", "my", "your", "whose", "which", "who", "whom", "very", "such", "this", "these", "those", "that", "a.k.a", "aka", "e.g", "i.e", "etc", "esp"]
+    ["a", "an", "the", "of", "in", "on", "at", "from", "for", "with", "by", "to", "into", "onto", "and", "or", "but", "nor", "than", "as", "its", "his", "her", "their", "our", "my", "your", "whose", "which", "who", "whom", "very", "such", "that", "a.k.a", "aka", "e.g", "i.e", "etc", "esp"]
 )
 _QUOTES = (("“", "”"), ("«", "»"))
 
@@ -128,7 +126,7 @@ def has_verb(text: str) -> bool:
 _AUX_ING = frozenset(["is", "was", "are", "were", "be", "been", "am", "keeps", "kept", "start",
                       "starts", "started", "stop", "stops", "stopped"])
 _NP_OPENERS = frozenset(["a", "an", "the", "any", "some", "something", "someone", "one",
-                         "anything", "anyone", "each", "every"])
+                         "anything", "anyone", "each", "every", "this", "these", "those"])
 
 
 def np_fragment(words: list[str]) -> bool:
@@ -142,23 +140,11 @@ def np_fragment(words: list[str]) -> bool:
         words[0][:1].isupper() and first.endswith(("'s", "’s")))
     if not opener:
         return False
-    prev = first
-    for raw in words[1:]:
+    for i, raw in enumerate(words[1:], 1):
         low = raw.lower().strip(",;:.\"'“”‘’()")
         if low in _SUBORDINATORS:
             return True
-        nominal = prev in STOPWORDS or prev.endswith(("'s", "’s")) or is_adjective(prev)
-        infinitive = prev == "to"
-        prev = low
-        if infinitive:
-            continue  # "to monitor and control": not a finite verb
-        if raw[:1].isupper() or nominal and (low in NOUNS or low in NOT_NOUNS or is_noun(low)):
-            continue  # a name, or a noun after a determiner: "the use of", "the superlative form"
-        if low.endswith("ed") and raw is not words[-1]:
-            nxt = words[words.index(raw) + 1].lower()
-            if nxt in _PARTICIPLE_PREPOSITIONS:
-                continue  # "a system invented in ...", "work performed by ...": a participle
-        if low in _AUX or (is_verb_like(low, loose=True) and not low.endswith("ing")):
+        if not raw[:1].isupper() and _finite(words, i, low):
             return False
     return True
 
@@ -171,6 +157,8 @@ _CLAUSE_OPENERS = frozenset(
     ["who", "whom", "whose", "which", "that", "where", "when", "because", "if", "although",
      "though", "while", "after", "before", "since", "until", "unless", "whereas", "once"]
 )
+_DETERMINERS_BEFORE = frozenset(["a", "an", "the", "this", "that", "these", "those", "its", "his",
+                                 "her", "their", "our", "my", "your", "some", "any", "each"])
 _CONTRACTED = frozenset(["it's", "that's", "there's", "he's", "she's", "what's", "who's",
                          "it’s", "that’s", "there’s", "he’s", "she’s", "what’s", "who’s"])
 
@@ -194,15 +182,24 @@ def main_verb(words: list[str]) -> bool:
 
 
 def _finite(words: list[str], i: int, low: str) -> bool:
+    prev = words[i - 1].lower().strip("\"'“”‘’(") if i else ""
+    before = words[i - 2].lower().strip("\"'“”‘’(") if i > 1 else ""
+    if prev == "to":
+        return False  # "to be", "to monitor": an infinitive
     if low in _AUX:
         return True
-    if low.endswith("ing") or (i and words[i - 1].lower() == "to"):
+    if low.endswith("ing") or low in ("like", "unlike"):
         return False
+    if prev in STOPWORDS and prev not in _PRONOUN_SUBJECTS | {"who", "which", "that", "there"} or (
+        prev.endswith(("'s", "’s"))
+        or before in _DETERMINERS_BEFORE and is_adjective(prev) and not is_verb_like(prev)
+    ):
+        return False  # "the use of", "in compounds", "a superlative form": a noun
     if not is_verb_like(low, loose=True):
         return False
     nxt = words[i + 1].lower().strip(",;:.") if i + 1 < len(words) else ""
-    # "a system invented in ...": a participle, not a finite verb
-    return not (low.endswith(("ed", "en", "wn")) and nxt in _PARTICIPLE_PREPOSITIONS)
+    # "a system invented in ...", "long thought to be ...": a participle, not a finite verb
+    return not (low.endswith(("ed", "en", "wn", "ght")) and nxt in _PARTICIPLE_PREPOSITIONS)
 
 
 def clause_problem(text: str, *, min_words: int = 4) -> str:
