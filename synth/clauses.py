@@ -129,26 +129,6 @@ _NP_OPENERS = frozenset(["a", "an", "the", "any", "some", "something", "someone"
                          "anything", "anyone", "each", "every", "this", "these", "those"])
 
 
-def np_fragment(words: list[str]) -> bool:
-    """Whether a text that opens like a noun phrase has no verb before its first subordinate
-    clause: "Something so incredibly elegant that it is ...", "Any of a number of variants
-    ..., possibly containing ...", "Work performed by a server.", "Archie's database of ..."."""
-    if not words:
-        return False
-    first = words[0].lower()
-    opener = first in _NP_OPENERS or first in ("another", "yet") or (
-        words[0][:1].isupper() and first.endswith(("'s", "’s")))
-    if not opener:
-        return False
-    for i, raw in enumerate(words[1:], 1):
-        low = raw.lower().strip(",;:.\"'“”‘’()")
-        if low in _SUBORDINATORS:
-            return True
-        if not raw[:1].isupper() and _finite(words, i, low):
-            return False
-    return True
-
-
 _PARTICIPLE_PREPOSITIONS = frozenset(
     ["in", "by", "for", "with", "to", "as", "from", "at", "on", "into", "under", "during",
      "away", "out", "up", "off", "down", "over", "through"]
@@ -157,6 +137,16 @@ _CLAUSE_OPENERS = frozenset(
     ["who", "whom", "whose", "which", "that", "where", "when", "because", "if", "although",
      "though", "while", "after", "before", "since", "until", "unless", "whereas", "once"]
 )
+_GROUP_ADVERBS = frozenset(
+    ["otherwise", "not", "never", "also", "still", "just", "then", "always", "even", "already",
+     "often", "usually", "sometimes", "rarely", "only", "probably", "perhaps", "first", "later",
+     "once", "again", "soon", "since", "ever", "yet", "really"]
+)
+_PREPOSITIONS = frozenset(
+    ["of", "in", "on", "at", "from", "for", "with", "by", "into", "onto", "about", "between",
+     "among", "under", "over", "through", "during", "without", "within", "against", "toward",
+     "towards", "upon", "via", "per", "than", "as"]
+)
 _DETERMINERS_BEFORE = frozenset(["a", "an", "the", "this", "that", "these", "those", "its", "his",
                                  "her", "their", "our", "my", "your", "some", "any", "each"])
 _CONTRACTED = frozenset(["it's", "that's", "there's", "he's", "she's", "what's", "who's",
@@ -164,20 +154,36 @@ _CONTRACTED = frozenset(["it's", "that's", "there's", "he's", "she's", "what's",
 
 
 def main_verb(words: list[str]) -> bool:
-    """Whether a sentence has a finite verb outside its relative and subordinate clauses (a
-    clause opened by "that", "which", "when", "after" ... runs to the next comma): "Special-case
-    code to cope with input that would cause a crash." has none; "When you send mail, it's
-    copied to a spool file." has one. Infinitives, words in -ing and participles before a
-    preposition ("a system invented in") do not count."""
-    inside = False
+    """Whether a sentence has a finite verb outside its relative and subordinate clauses: a
+    clause opened by "that", "which", "when" ... holds the first verb group after it and ends
+    at a comma. "Special-case code to cope with input that would otherwise cause a crash." has
+    none; "Other films in which she appeared include ..." and "When you send mail, it's copied
+    to a spool file." have one. Infinitives, words in -ing, participles after a noun ("a
+    system invented in") and words inside quotes do not count."""
+    inside = 0  # 0: main clause; 1: clause verb awaited; 2: in its verb group; 3: after it
+    quoted = False
+    group_aux = False  # the clause's verb group so far holds only auxiliaries
     for i, raw in enumerate(words):
         low = raw.lower().strip(".,;:!?\"'“”‘’()[]")
-        if i and low in _CLAUSE_OPENERS or i == 0 and low in _CLAUSE_OPENERS - {"that"}:
-            inside = True
-        elif low in _CONTRACTED and not inside or not inside and (i == 0 or not raw[:1].isupper()) and _finite(words, i, low):
+        opens, closes = raw[:1] in "“\"", raw.rstrip(".,;:!?)")[-1:] in "”\""
+        if quoted or (opens and not closes):
+            quoted = not closes if (quoted or opens) else quoted
+            continue  # a quoted title: "When The Stars Go Blue" is a song
+        titled = i and raw[:1].isupper()
+        if not titled and (low in _CLAUSE_OPENERS and (i or low != "that")):
+            inside = 1
+        elif low in _CONTRACTED and not inside:
             return True
+        elif not titled or i == 0:
+            finite = _finite(words, i, low)
+            if finite and (inside in (0, 3) or inside == 2 and not group_aux):
+                return True  # "Other films in which she appeared include ..."
+            if finite and inside in (1, 2):
+                inside, group_aux = 2, low in _AUX
+            elif inside == 2 and not (low in _GROUP_ADVERBS or low.endswith("ly")):
+                inside = 3
         if raw.endswith((",", ";", ":")) or raw in ("—", "–"):
-            inside = False
+            inside = 0
     return False
 
 
@@ -190,7 +196,7 @@ def _finite(words: list[str], i: int, low: str) -> bool:
         return True
     if low.endswith("ing") or low in ("like", "unlike"):
         return False
-    if prev in STOPWORDS and prev not in _PRONOUN_SUBJECTS | {"who", "which", "that", "there"} or (
+    if prev in _DETERMINERS_BEFORE or prev in _PREPOSITIONS or (
         prev.endswith(("'s", "’s"))
         or before in _DETERMINERS_BEFORE and is_adjective(prev) and not is_verb_like(prev)
     ):
@@ -198,8 +204,11 @@ def _finite(words: list[str], i: int, low: str) -> bool:
     if not is_verb_like(low, loose=True):
         return False
     nxt = words[i + 1].lower().strip(",;:.") if i + 1 < len(words) else ""
+    after_noun = prev.isalpha() and words[i - 1][:1].islower() and prev not in STOPWORDS and (
+        prev not in _PRONOUN_SUBJECTS and prev not in _AUX)
     # "a system invented in ...", "long thought to be ...": a participle, not a finite verb
-    return not (low.endswith(("ed", "en", "wn", "ght")) and nxt in _PARTICIPLE_PREPOSITIONS)
+    return not (after_noun and low.endswith(("ed", "en", "wn", "ght"))
+                and nxt in _PARTICIPLE_PREPOSITIONS)
 
 
 def clause_problem(text: str, *, min_words: int = 4) -> str:
@@ -218,8 +227,8 @@ def clause_problem(text: str, *, min_words: int = 4) -> str:
         return "infinitive"  # "To send a message to ...": a definition, not a statement
     if subjectless(text.split()):
         return "no_subject"
-    if np_fragment(text.split()) or not main_verb(text.split()):
-        return "np_fragment"
+    if not main_verb(text.split()):
+        return "np_fragment"  # "Special-case code to cope with input that would cause ..."
     if words[0].lower() in _SUBORDINATE_OPENERS | _PREPOSITION_OPENERS and "," not in text:
         return "subordinate"  # "Because X components can support ...": no main clause
     if words[-1].lower() in _DANGLING_END:

@@ -164,6 +164,8 @@ _IRREGULAR = _words(
     laid led left lent lay lost made meant met paid put ran read rode rose said saw sold sent
     set shot showed shown sang sat slept spoke spent stood stole struck swore took taught told
     thought threw understood woke wore won wrote written given taken known seen gone done
+    withdrew flew blew fled hung fed bled bred sped spun strove wound dug swam shook forgot
+    forgave overtook undertook foresaw mistook arose sought
     """
 )
 STOPWORDS = _words(
