@@ -202,7 +202,8 @@ def truncate_phrase(phrase: str, max_words: int) -> str:
         cut = words[: max_words + 1]
         ends = [i + 1 for i in range(2, max_words) if cut[i].endswith((",", ";"))]
         ends += [i for i in range(3, max_words + 1)
-                 if cut[i].lower() in ("and", "which", "who", "but", "whose", "where", "that")]
+                 if cut[i].lower().strip(",;") in ("and", "which", "who", "but", "whose", "where",
+                                                   "that")]
         complete = [e for e in ends if _ends_on_noun(cut[e - 1])]
         participle = next((i for i in range(2, max_words) if cut[i].lower().endswith("ed")
                            and is_verb_like(cut[i]) and not is_noun(cut[i])), None)
@@ -219,7 +220,7 @@ def truncate_phrase(phrase: str, max_words: int) -> str:
 
 def _ends_on_noun(word: str) -> bool:
     word = word.strip(",;:")
-    return bool(word) and (word[:1].isupper() or word[:1].isdigit() or is_noun(word))
+    return bool(word) and (word[:1].isupper() or is_noun(word))
 
 
 def starts_with_subject(sentence: str, doc: Document, kind: str = "") -> bool:

@@ -274,8 +274,8 @@ class ScriptedComposer:
         opens = pattern is not None and pattern.match(clues[0].removeprefix("The ")) is not None
         if rng.random() < 0.4 and opens and kind_fits(clues[0], pattern, self.kind(start.doc_id)):
             desc = description(start)
-            if desc and len(desc.split()) <= 12:
-                start_ref = desc
+            if desc and len(desc.split()) <= 12 and desc.lower() not in clues[0].lower():
+                start_ref = desc  # not when the clue itself says it: "An actor was an actor"
         said: set[str] = set()
         sentences = []
         for i, (hop, clue) in enumerate(zip(plan.hops, clues, strict=True)):
