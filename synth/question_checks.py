@@ -20,7 +20,7 @@ from typing import Protocol
 from datasketch import MinHash, MinHashLSH
 from hopforge.corpus.records import Document, Hit
 from hopforge.synth.chains import LinkGraph, mention_names
-from hopforge.synth.clauses import readability_problem
+from hopforge.synth.readability import readability_problem
 from hopforge.synth.records import Question
 
 _NON_WORD = re.compile(r"[^\w]+")

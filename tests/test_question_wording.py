@@ -14,7 +14,6 @@ from hopforge.synth.clauses import (
     clause_problem,
     definition_phrase,
     predicate_phrase,
-    readability_problem,
     strip_boilerplate,
 )
 from hopforge.synth.definitions import (
@@ -27,6 +26,7 @@ from hopforge.synth.definitions import (
 from hopforge.synth.lexicon import is_noun
 from hopforge.synth.question_checks import contains_name
 from hopforge.synth.questions import QuestionConfig, generate_questions
+from hopforge.synth.readability import readability_problem
 from hopforge.synth.scripted_questions import ScriptedComposer
 
 # Type nouns the old extractor took from the Jargon File (title -> noun); none is a noun phrase.
