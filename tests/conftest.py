@@ -64,16 +64,6 @@ AGENT_CHAINS = (
 )
 
 
-def _agent_documents(path: Path) -> list:
-    import json as _json
-
-    from hopforge.corpus.records import Document
-
-    rows = [_json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
-    return [Document(doc_id=r["id"], title=r["title"], text=r["text"], source="tiny",
-                     links=tuple(r["links"])) for r in rows]
-
-
 def _agent_questions(docs: list) -> list:
     import re as _re
     from itertools import pairwise as _pairwise
@@ -97,7 +87,9 @@ def _agent_questions(docs: list) -> list:
 @pytest.fixture(scope="session")
 def agent_documents(tiny_corpus_path: Path) -> list:
     """The tiny corpus as `Document`s whose doc_ids are the file's ids (e.g. "mount-fendle")."""
-    return _agent_documents(tiny_corpus_path)
+    from tests.tiny import load_tiny
+
+    return load_tiny(tiny_corpus_path)
 
 
 @pytest.fixture(scope="session")

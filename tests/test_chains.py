@@ -1,4 +1,3 @@
-import json
 import random
 from collections import Counter
 from pathlib import Path
@@ -15,14 +14,7 @@ from hopforge.synth.chains import (
 )
 from hopforge.synth.facts import blur, description, type_noun, year_facts
 
-
-def tiny_docs(path: Path) -> list[Document]:
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return [
-        Document(doc_id=r["id"], title=r["title"], text=r["text"], source="tiny",
-                 links=tuple(r["links"]))
-        for r in rows
-    ]
+from tests.tiny import load_tiny
 
 
 def doc(doc_id: str, links: tuple[str, ...] = (), text: str = "") -> Document:
@@ -41,7 +33,7 @@ def test_split_sentences_keeps_abbreviations_and_numbering() -> None:
 
 
 def test_known_hops_of_the_tiny_corpus_carry_their_clue(tiny_corpus_path: Path) -> None:
-    graph = LinkGraph(tiny_docs(tiny_corpus_path))
+    graph = LinkGraph(load_tiny(tiny_corpus_path))
     hop = graph.hop("mount-fendle", "ilse-varro")
     assert hop is not None
     assert hop.clue == "It was first surveyed in 1847 by the cartographer Ilse Varro."
@@ -52,7 +44,7 @@ def test_known_hops_of_the_tiny_corpus_carry_their_clue(tiny_corpus_path: Path) 
 
 
 def test_walks_follow_links_without_revisits_or_skips(tiny_corpus_path: Path) -> None:
-    graph = LinkGraph(tiny_docs(tiny_corpus_path))
+    graph = LinkGraph(load_tiny(tiny_corpus_path))
     chains = sample_chains(graph, random.Random(5), 40, min_hops=2, max_hops=4)
     assert len(chains) >= 20
     for chain in chains:
@@ -69,7 +61,7 @@ def test_walks_follow_links_without_revisits_or_skips(tiny_corpus_path: Path) ->
 
 
 def test_the_documented_four_hop_chain_is_found(tiny_corpus_path: Path) -> None:
-    graph = LinkGraph(tiny_docs(tiny_corpus_path))
+    graph = LinkGraph(load_tiny(tiny_corpus_path))
     found = set()
     for seed in range(60):
         chain = walk(graph, "mount-fendle", 4, random.Random(seed))
@@ -79,16 +71,16 @@ def test_the_documented_four_hop_chain_is_found(tiny_corpus_path: Path) -> None:
 
 
 def test_sampling_is_deterministic_for_a_seed(tiny_corpus_path: Path) -> None:
-    graph = LinkGraph(tiny_docs(tiny_corpus_path))
+    graph = LinkGraph(load_tiny(tiny_corpus_path))
     a = sample_chains(graph, random.Random(11), 15)
-    b = sample_chains(LinkGraph(tiny_docs(tiny_corpus_path)), random.Random(11), 15)
+    b = sample_chains(LinkGraph(load_tiny(tiny_corpus_path)), random.Random(11), 15)
     c = sample_chains(graph, random.Random(12), 15)
     assert a == b
     assert a != c
 
 
 def test_start_documents_are_spread_over_the_corpus(tiny_corpus_path: Path) -> None:
-    graph = LinkGraph(tiny_docs(tiny_corpus_path))
+    graph = LinkGraph(load_tiny(tiny_corpus_path))
     chains = sample_chains(graph, random.Random(0), 15, min_hops=2, max_hops=2)
     starts = Counter(c.docs[0] for c in chains)
     assert len(starts) >= 12
@@ -134,7 +126,7 @@ def test_cross_reference_lists_are_not_clues() -> None:
 
 
 def test_facts_types_and_blurring(tiny_corpus_path: Path) -> None:
-    docs = {d.doc_id: d for d in tiny_docs(tiny_corpus_path)}
+    docs = {d.doc_id: d for d in load_tiny(tiny_corpus_path)}
     assert type_noun(docs["ilse-varro"]) == "cartographer"
     assert type_noun(docs["quillon"]) == "port city"
     assert description(docs["dorran-pell"]) == "an engineer who designed harbours and lighthouses"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -22,6 +21,8 @@ from hopforge.corpus.index import IndexConfig
 from hopforge.corpus.records import Document
 from hopforge.corpus.search import Searcher
 from hopforge.corpus.vectors import VectorIndex, choose_kind, ivf_nlist
+
+from tests.tiny import load_tiny
 
 
 class CountingEmbedder:
@@ -49,8 +50,7 @@ def model() -> SentenceTransformerEmbedder:
 
 @pytest.fixture(scope="module")
 def tiny_dense(tiny_corpus_path: Path, model: SentenceTransformerEmbedder) -> Searcher:
-    rows = [json.loads(x) for x in tiny_corpus_path.read_text("utf-8").splitlines() if x.strip()]
-    docs = [Document(doc_id=r["id"], title=r["title"], text=r["text"], source="tiny") for r in rows]
+    docs = load_tiny(tiny_corpus_path)
     return Searcher.from_documents(docs, dense=True, embedder=model)
 
 
@@ -183,8 +183,7 @@ class CountingVectors:
 @pytest.fixture(scope="module")
 def batch_searcher(tiny_corpus_path: Path) -> Searcher:
     """The tiny corpus plus one document of many passages (dense searches must go deeper)."""
-    rows = [json.loads(x) for x in tiny_corpus_path.read_text("utf-8").splitlines() if x.strip()]
-    docs = [Document(doc_id=r["id"], title=r["title"], text=r["text"], source="tiny") for r in rows]
+    docs = load_tiny(tiny_corpus_path)
     docs.append(Document(doc_id="harbour-log", title="Harbour log", source="tiny",
                          text=" ".join(f"the harbour lamp was lit on day {i}." for i in range(300))))
     config = IndexConfig(passage_words=24, passage_overlap=0, depth=12)

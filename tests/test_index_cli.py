@@ -12,22 +12,17 @@ from pathlib import Path
 import pytest
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.layout import BuildDir
-from hopforge.corpus.records import Document
 from hopforge.corpus.search import Searcher
 from hopforge.corpus.store import write_corpus
 from hopforge.flows.cli import main
 
-
-def _docs(path: Path) -> list[Document]:
-    rows = [json.loads(x) for x in path.read_text("utf-8").splitlines() if x.strip()]
-    return [Document(doc_id=r["id"], title=r["title"], text=r["text"], source="tiny")
-            for r in rows]
+from tests.tiny import load_tiny
 
 
 @pytest.fixture()
 def build(tmp_path: Path, tiny_corpus_path: Path) -> BuildDir:
     b = BuildDir.at(tmp_path / "b")
-    write_corpus(b, _docs(tiny_corpus_path))
+    write_corpus(b, load_tiny(tiny_corpus_path))
     return b
 
 
@@ -55,7 +50,7 @@ def test_index_search_and_reindex_with_dense(build: BuildDir, tiny_corpus_path: 
     assert main(["search", str(build.root), "Mount Fendle", "-k", "3"]) == 0
     assert "[mount-fendle]" in capsys.readouterr().out.splitlines()[0]
 
-    docs = _docs(tiny_corpus_path)
+    docs = load_tiny(tiny_corpus_path)
     docs[0] = replace(docs[0], text=docs[0].text + " It is rich in trout.")
     write_corpus(build, docs)
     with pytest.raises(HopforgeError, match="changed after it was indexed"):

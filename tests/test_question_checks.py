@@ -1,5 +1,4 @@
 import itertools
-import json
 from pathlib import Path
 
 import pytest
@@ -19,12 +18,12 @@ from hopforge.synth.question_checks import (
 from hopforge.synth.questions import QuestionConfig, check_question
 from hopforge.synth.records import Hop, Question
 
+from tests.tiny import load_tiny
+
 
 @pytest.fixture(scope="module")
 def docs(tiny_corpus_path: Path) -> list[Document]:
-    rows = [json.loads(line) for line in tiny_corpus_path.read_text().splitlines() if line]
-    return [Document(doc_id=r["id"], title=r["title"], text=r["text"], source="tiny",
-                     links=tuple(r["links"])) for r in rows]
+    return load_tiny(tiny_corpus_path)
 
 
 @pytest.fixture(scope="module")

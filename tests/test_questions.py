@@ -25,13 +25,12 @@ from hopforge.synth.questions import QuestionConfig, generate_questions
 from hopforge.synth.scripted_questions import ScriptedComposer
 
 from tests.openai_server import OpenAITestServer, Reply
+from tests.tiny import load_tiny
 
 
 @pytest.fixture(scope="module")
 def docs(tiny_corpus_path: Path) -> list[Document]:
-    rows = [json.loads(line) for line in tiny_corpus_path.read_text().splitlines() if line]
-    return [Document(doc_id=r["id"], title=r["title"], text=r["text"], source="tiny",
-                     links=tuple(r["links"])) for r in rows]
+    return load_tiny(tiny_corpus_path)
 
 
 @pytest.fixture(scope="module")

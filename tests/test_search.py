@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import json
 from pathlib import Path
 
 import pytest
@@ -13,11 +12,7 @@ from hopforge.corpus.records import Document
 from hopforge.corpus.search import Searcher, make_snippet
 from hopforge.corpus.tokenize import Tokenizer, TokenizerConfig
 
-
-def load_tiny(path: Path) -> list[Document]:
-    rows = [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
-    return [Document(doc_id=r["id"], title=r["title"], text=r["text"], source="tiny",
-                     links=tuple(r.get("links", ()))) for r in rows]
+from tests.tiny import load_tiny
 
 
 @pytest.fixture(scope="module")

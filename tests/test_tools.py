@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import jsonschema
@@ -11,11 +10,11 @@ from hopforge.corpus.records import Document
 from hopforge.corpus.search import Searcher
 from hopforge.corpus.tools import ToolBox, ToolResult, paginate, validate_arguments
 
+from tests.tiny import load_tiny
+
 
 def _docs(path: Path) -> list[Document]:
-    rows = [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
-    docs = [Document(doc_id=r["id"], title=r["title"], text=r["text"], source="tiny")
-            for r in rows]
+    docs = load_tiny(path)
     long_text = "\n".join(f"Line {i}: the keeper logged the weather at dawn." for i in range(60))
     long_text += "\nLine 60: the KEEPER retired in 1901."
     return [*docs, Document(doc_id="logbook", title="Keeper's logbook", text=long_text,
