@@ -3,7 +3,8 @@
 `run_agent` is the coroutine for one (question, sample); `run_trajectories` fans it out. A
 teacher failure (a `ModelError` after the client's retries, or output that never parses) ends the
 trajectory with termination `error` and the reason; an error a server sent never becomes an
-assistant message.
+assistant message. A server that cannot be reached at all (`ModelUnreachable`) stops the whole
+run instead: finished parts stay, and a rerun continues once the server is up.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from hopforge.corpus.tools import ToolResult, validate_arguments
 from hopforge.synth import prompts
 from hopforge.synth.annotate import Annotator, normalize_call
-from hopforge.synth.chat import ChatModel, Completion, Message, ModelError
+from hopforge.synth.chat import ChatModel, Completion, Message, ModelError, ModelUnreachable
 from hopforge.synth.context import (
     CHECKPOINT_RESPONSE_FORMAT,
     CheckpointParseError,
@@ -157,6 +158,8 @@ async def run_agent(
         started = time.perf_counter()
         try:
             completion = await complete(messages, tools=None if text_calls else schemas)
+        except ModelUnreachable:
+            raise  # no server at all: stop the run rather than record a failure per question
         except ModelError as exc:
             run.stop("error", f"{type(exc).__name__}: {exc}")
             break
@@ -271,6 +274,8 @@ async def _checkpoint(run: _Run, ctx: Context, complete: Any, index: int) -> boo
         completion = await complete(
             ctx.render(extra=extra), tools=None, response_format=CHECKPOINT_RESPONSE_FORMAT
         )
+    except ModelUnreachable:
+        raise
     except ModelError as exc:
         run.stop("error", f"checkpoint at turn {index}: {type(exc).__name__}: {exc}")
         return False
@@ -301,6 +306,8 @@ async def _force_answer(
         return
     try:
         completion = await complete(messages, tools=None if text_calls else answer_schemas)
+    except ModelUnreachable:
+        raise
     except ModelError as exc:
         run.reason += f"; the final answer failed: {type(exc).__name__}: {exc}"
         return

@@ -33,6 +33,14 @@ class ModelUnavailable(ModelError):
     """The server could not be reached, timed out, or kept answering with errors."""
 
 
+class ModelUnreachable(ModelUnavailable):
+    """No server could be reached at all (every try failed to connect).
+
+    Nothing a run produces without a server is data, so stages stop the run on this error
+    (finished parts stay) instead of recording one failed record per item.
+    """
+
+
 class ModelResponseError(ModelError):
     """The server answered, but with something that is not a usable completion."""
 

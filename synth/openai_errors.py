@@ -9,7 +9,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hopforge.synth.chat import ModelResponseError, ModelUnavailable
+from hopforge.synth.chat import ModelResponseError, ModelUnavailable, ModelUnreachable
 
 _CONTEXT_HINTS = (
     "context length",
@@ -114,7 +114,8 @@ def unavailable_error(
             "Check the server's log; if it is down, start it with `vllm serve MODEL` or point "
             "HOPFORGE_TEACHER_URL at a running one."
         )
-    return ModelUnavailable(_redact(f"{head} {fix}", secret))
+    error = ModelUnreachable if kinds == {"connect"} else ModelUnavailable
+    return error(_redact(f"{head} {fix}", secret))
 
 
 def _kind(failure: Failure) -> str:

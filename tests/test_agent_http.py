@@ -6,6 +6,7 @@ import asyncio
 import json
 import random
 import re
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from hopforge.corpus.tools import ToolBox
 from hopforge.flows.run_trajectories import run_trajectories_build
 from hopforge.synth import prompts
 from hopforge.synth.agent import run_agent
+from hopforge.synth.chat import ModelUnreachable
 from hopforge.synth.faults import TRUNCATION_NOTE, FaultConfig, FaultyTools
 from hopforge.synth.openai_client import OpenAIChatModel
 from hopforge.synth.records import Question, Trajectory
@@ -213,6 +215,26 @@ def test_checkpoints_over_http(openai_server: OpenAITestServer, agent_questions:
     assert cp_request["messages"][-1]["content"] == prompts.AGENT_CHECKPOINT
     later = openai_server.requests[-1]["messages"][1]["content"]
     assert "Your checkpoint at turn 3" in later and "founder" in later
+
+
+def test_an_unreachable_server_stops_the_run_and_a_rerun_finishes(
+        tmp_path: Path, openai_server: OpenAITestServer, agent_documents: list,
+        agent_questions: list) -> None:
+    build = BuildDir.at(tmp_path / "b")
+    write_corpus(build, agent_documents)
+    write_part(build.questions, 0, [q.to_row() for q in agent_questions])
+    config = TrajectoryConfig(samples=1, concurrency=4, checkpoint_every=0, part_questions=3)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    nowhere = OpenAIChatModel(dead, "test-model", backoff=FAST, max_retries=1)
+    with pytest.raises(ModelUnreachable, match="Could not reach"):
+        run_trajectories_build(build, config, teacher=nowhere)
+    assert list(read_parts(build.trajectories)) == []  # no failure per question was recorded
+    openai_server.set_handler(reader)
+    report = run_trajectories_build(build, config, teacher=model(openai_server))
+    assert report["terminations"]["answer"] == 5 and report["terminations"]["error"] == 0
+    assert len(list(read_parts(build.trajectories))) == 5
 
 
 def test_build_runner_with_an_http_teacher(tmp_path: Path, openai_server: OpenAITestServer,

@@ -12,7 +12,13 @@ from typing import Any
 import httpx
 import pytest
 from hopforge.corpus.errors import HopforgeError
-from hopforge.synth.chat import ChatModel, Completion, ModelResponseError, ModelUnavailable
+from hopforge.synth.chat import (
+    ChatModel,
+    Completion,
+    ModelResponseError,
+    ModelUnavailable,
+    ModelUnreachable,
+)
 from hopforge.synth.connection_pools import PoolSet
 from hopforge.synth.openai_client import OpenAIChatModel
 from hopforge.synth.openai_errors import ModelRequestError
@@ -202,6 +208,7 @@ def test_hang_times_out_then_unavailable(openai_server: OpenAITestServer) -> Non
     text = str(info.value)
     assert openai_server.base_url in text and "did not answer in time" in text
     assert "--concurrency" in text
+    assert not isinstance(info.value, ModelUnreachable)  # it answered once: a per-record failure
 
 
 def test_dropped_connection_is_retried(openai_server: OpenAITestServer) -> None:
@@ -261,7 +268,7 @@ def test_failover_when_one_replica_is_dead(openai_server: OpenAITestServer) -> N
 
 def test_all_replicas_dead_names_urls_and_fix() -> None:
     urls = [dead_url(), dead_url()]
-    with pytest.raises(ModelUnavailable) as info:
+    with pytest.raises(ModelUnreachable) as info:
         one(make(urls, max_retries=2))
     text = str(info.value)
     assert all(u in text for u in urls)
@@ -335,7 +342,7 @@ def test_usage_is_summed_overall_and_per_stage(openai_server: OpenAITestServer) 
 def test_check_lists_models(openai_server: OpenAITestServer) -> None:
     served = run(make(openai_server.base_url), lambda m: m.check())
     assert served == {openai_server.base_url: ["test-model"]}
-    with pytest.raises(ModelUnavailable, match="Could not reach"):
+    with pytest.raises(ModelUnreachable, match="Could not reach"):
         run(make(dead_url()), lambda m: m.check())
 
 
