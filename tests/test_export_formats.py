@@ -267,3 +267,48 @@ def test_tools_come_from_the_system_prompt_then_the_toolbox() -> None:
     assert resolve_tools((), [""], max_k=7)[0] == default_schemas(max_k=7)
     custom = [{"name": "search", "parameters": {"type": "object", "properties": {}}}]
     assert resolve_tools(custom, [SYSTEM])[0][0]["type"] == "function"
+
+
+def _paths(value: object, path: tuple = ()) -> list[tuple]:
+    """Paths into a record: every dict key and the first list items, places to break it."""
+    found: list[tuple] = [path] if path else []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            found += _paths(v, (*path, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value[:3]):
+            found += _paths(v, (*path, i))
+    return found
+
+
+@pytest.mark.parametrize("kind", ["sft/openai", "sft/hf", "sharegpt"])
+def test_the_fast_validator_agrees_with_jsonschema(example: Example, kind: str) -> None:
+    import copy
+
+    import fastjsonschema
+    import jsonschema
+
+    row = (sharegpt_record(example, TOOLS) if kind == "sharegpt"
+           else sft_record(example, TOOLS, kind.split("/")[1]))  # type: ignore[arg-type]
+    fast = fastjsonschema.compile(SCHEMAS[kind])
+    reference = jsonschema.Draft202012Validator(SCHEMAS[kind])
+    validator = RecordValidator(SCHEMAS[kind])
+    paths = _paths(row)
+    replacements = [None, 7, "x", [], {"extra": 1}]
+    rejected = 0
+    for path in paths:
+        for new in replacements:
+            broken = copy.deepcopy(row)
+            target = broken
+            for step in path[:-1]:
+                target = target[step]
+            target[path[-1]] = new
+            try:
+                fast(broken)
+                fast_ok = True
+            except fastjsonschema.JsonSchemaValueException:
+                fast_ok = False
+            assert fast_ok == reference.is_valid(broken), (path, new)
+            assert (validator.problem(broken) == "") == fast_ok
+            rejected += not fast_ok
+    assert rejected > len(paths)  # most breakages are caught, by both
