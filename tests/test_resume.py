@@ -23,6 +23,8 @@ from hopforge.flows.config import STAGES, load_config
 from hopforge.flows.engine import run_build
 from hopforge.flows.state import BuildConflict
 
+from tests.snapshots import canonical_rows
+
 # Settings small enough for a few seconds per build: BM25 only, several parts per stage.
 TINY_BUILD = """\
 [build]
@@ -111,7 +113,6 @@ elif kind == "write":
 from hopforge.flows.cli import main
 sys.exit(main(["build", config, "--out", out, "--no-prefect"]))
 """
-VOLATILE = frozenset({"latency_s", "seconds", "built_at", "created", "created_at"})
 
 
 def write_config(tmp_path: Path, corpus: Path) -> Path:
@@ -129,32 +130,16 @@ def build_process(point: str, config: Path, out: Path) -> int:
     return proc.returncode
 
 
-def _stable(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {k: _stable(v) for k, v in obj.items() if k not in VOLATILE}
-    if isinstance(obj, list):
-        return [_stable(v) for v in obj]
-    return obj
-
-
 def stage_records(build: BuildDir) -> dict[str, list[str]]:
     """Every record of every part stage, as sorted canonical JSON (wall-clock fields dropped)."""
-    out = {}
-    for name in ("questions", "trajectories", "scores", "pairs", "filtered"):
-        rows = []
-        for part in done_parts(build.root / name):
-            rows += [json.loads(line) for line in part.read_text("utf-8").splitlines() if line]
-        out[name] = sorted(json.dumps(_stable(r), sort_keys=True) for r in rows)
-    return out
+    names = ("questions", "trajectories", "scores", "pairs", "filtered")
+    return {name: canonical_rows(*done_parts(build.root / name)) for name in names}
 
 
 def export_records(build: BuildDir) -> dict[str, Any]:
     """Export shard rows (sorted, per shard file) and the manifest's counts."""
-    shards = {}
-    for path in sorted(build.export.rglob("*.jsonl")):
-        lines = [json.loads(line) for line in path.read_text("utf-8").splitlines() if line]
-        shards[str(path.relative_to(build.export))] = sorted(
-            json.dumps(_stable(r), sort_keys=True) for r in lines)
+    shards = {str(path.relative_to(build.export)): canonical_rows(path)
+              for path in sorted(build.export.rglob("*.jsonl"))}
     manifest = json.loads((build.export / "manifest.json").read_text("utf-8"))
     return {"shards": shards, "counts": manifest.get("counts")}
 

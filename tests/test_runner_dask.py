@@ -27,6 +27,8 @@ from hopforge.flows.engine import (
     run_stage_part,
 )
 
+from tests.snapshots import canonical_rows
+
 DASK_BUILD = """\
 [build]
 name = "dask-{runner}"
@@ -46,29 +48,15 @@ part_questions = 12
 [filter]
 dedup_questions = 0.0
 """
-VOLATILE = frozenset({"latency_s", "seconds", "built_at", "created", "created_at"})
 CPU_STAGES = ("ingest", "index", "score", "filter", "export")
-
-
-def _stable(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {k: _stable(v) for k, v in obj.items() if k not in VOLATILE}
-    if isinstance(obj, list):
-        return [_stable(v) for v in obj]
-    return obj
 
 
 def dataset(build: BuildDir, names: Sequence[str] = (
         "questions", "trajectories", "scores", "pairs", "filtered", "export")
             ) -> dict[str, list[str]]:
     """Every JSONL file of the part stages and the export, rows sorted, wall-clock fields dropped."""
-    out = {}
-    for name in names:
-        for path in sorted((build.root / name).rglob("*.jsonl")):
-            rows = [json.loads(line) for line in path.read_text("utf-8").splitlines() if line]
-            out[str(path.relative_to(build.root))] = sorted(
-                json.dumps(_stable(r), sort_keys=True) for r in rows)
-    return out
+    return {str(path.relative_to(build.root)): canonical_rows(path)
+            for name in names for path in sorted((build.root / name).rglob("*.jsonl"))}
 
 
 def write_config(tmp_path: Path, corpus: Path, runner: str) -> Path:
