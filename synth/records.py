@@ -9,7 +9,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
-QuestionKind = Literal["chain", "comparison", "intersection"]
+QuestionKind = Literal["chain", "comparison", "intersection", "aggregation", "unanswerable"]
+QUESTION_KINDS: tuple[str, ...] = ("chain", "comparison", "intersection", "aggregation",
+                                   "unanswerable")
+NOT_FOUND = "not found"  # the answer of an unanswerable question: a justified stop
+ANSWER_TYPES: tuple[str, ...] = ("title", "year", "count", "list", "not_found")
 Termination = Literal["answer", "max_turns", "repetition", "no_progress", "context_limit", "error"]
 TERMINATIONS: tuple[str, ...] = (
     "answer",
@@ -21,6 +25,9 @@ TERMINATIONS: tuple[str, ...] = (
 )
 
 
+TURN_LABELS: tuple[str, ...] = ("progress", "redundant", "recovery", "invalid", "off_track")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Hop:
     """One step of a chain: `clue` is the sentence of `from_doc` that leads to `to_doc`."""
@@ -29,6 +36,62 @@ class Hop:
     to_doc: str
     clue: str
     bridge: str  # the bridge entity: the title of `to_doc` as mentioned in the clue
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Step:
+    """One step of a task spec: the document it reaches, how, and the phrase that picks it.
+
+    `relation` is `start` (named in the question), `link` (mentioned by `via`, picked among
+    its mentions by `phrase`), `constraint` (its own text contains `phrase`), `item` (one
+    document of an aggregation set) or `compare` (one side of a comparison).
+    """
+
+    doc: str
+    relation: str
+    via: str = ""
+    phrase: str = ""  # matched case-insensitively as a substring of the document's text
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Spec:
+    """A question before it is put into words; composers render it, every check reads it.
+
+    `family` is the structure (chain, comparison, intersection, aggregation); an
+    unanswerable question keeps the family it varies and says in `unanswerable` why no
+    document meets its premise. Aggregation: `scope` says how the set is enumerated from
+    `start`, `items` are its doc_ids, `matching` those meeting the condition (`pattern`
+    occurs in the text), `operation` is count, list, max or min.
+    """
+
+    family: str
+    start: str = ""  # doc_id the question names
+    steps: tuple[Step, ...] = ()
+    target: str = ""  # doc_id that states the answer ("" when the answer is computed)
+    answer_type: str = "title"  # one of ANSWER_TYPES
+    operation: str = ""  # aggregation: count | list | max | min; comparison: earlier | later
+    scope: str = ""  # aggregation: links | links2
+    items: tuple[str, ...] = ()
+    matching: tuple[str, ...] = ()
+    pattern: str = ""
+    unanswerable: str = ""
+
+    def to_row(self) -> dict[str, Any]:
+        row = asdict(self)
+        row["steps"] = [asdict(s) for s in self.steps]
+        row["items"], row["matching"] = list(self.items), list(self.matching)
+        return row
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Spec:
+        return cls(
+            **{
+                **{k: row[k] for k in _names(cls) if k in row},
+                "steps": tuple(Step(**s) for s in row.get("steps") or ()),
+                "items": tuple(row.get("items") or ()),
+                "matching": tuple(row.get("matching") or ()),
+            }
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -67,6 +130,8 @@ class Question:
     evidence: tuple[str, ...] = ()  # gold doc_ids, in reading order
     answer_doc: str = ""  # the doc_id that states the answer
     checks: Checks = field(default_factory=Checks)
+    spec: Spec | None = None
+    min_calls: int = 0  # the fewest tool calls (answer included) that solve it
     composer: str = "scripted"  # which teacher wrote it, e.g. "scripted" or "openai:MODEL"
     seed: int = 0
     rejected: str = ""  # empty when accepted; otherwise the reason
@@ -81,10 +146,12 @@ class Question:
         row["answer_aliases"] = list(self.answer_aliases)
         row["evidence"] = list(self.evidence)
         row["hops"] = [asdict(h) for h in self.hops]
+        row["spec"] = self.spec.to_row() if self.spec else None
         return row
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Question:
+        spec = row.get("spec")
         return cls(
             **{
                 **{k: row[k] for k in _names(cls) if k in row},
@@ -92,6 +159,7 @@ class Question:
                 "evidence": tuple(row.get("evidence") or ()),
                 "hops": tuple(Hop(**h) for h in row.get("hops") or ()),
                 "checks": Checks(**(row.get("checks") or {})),
+                "spec": Spec.from_row(spec) if spec else None,
             }
         )
 
@@ -132,10 +200,15 @@ class Turn:
     tokens: int = 0
     latency_s: float = 0.0
     error: str = ""  # tool-level error message returned to the model, if any
+    justified: bool = True  # every word of the call was in the question or an earlier result
+    unseen: tuple[str, ...] = ()  # the words of the call that were not
+    label: str = ""  # progress | redundant | recovery | invalid | off_track (TURN_LABELS)
+    label_reason: str = ""
 
     def to_row(self) -> dict[str, Any]:
         row = asdict(self)
         row["new_evidence"] = list(self.new_evidence)
+        row["unseen"] = list(self.unseen)
         return row
 
     @classmethod
@@ -148,6 +221,7 @@ class Turn:
                 "call": ToolCall(**call) if call else None,
                 "fault": Fault(**fault) if fault else None,
                 "new_evidence": tuple(row.get("new_evidence") or ()),
+                "unseen": tuple(row.get("unseen") or ()),
             }
         )
 
