@@ -51,6 +51,7 @@ class Step:
     relation: str
     via: str = ""
     phrase: str = ""  # matched case-insensitively as a substring of the document's text
+    value: str = ""  # what the step reads there: the year compared, the value ranked
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
