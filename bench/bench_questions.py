@@ -1,12 +1,13 @@
-"""Question generation on real corpora, next to human HotpotQA questions.
+"""Question generation on real corpora: how hard, how many, how long, next to human questions.
 
-For the Jargon File, FOLDOC and the 2WikiMultihopQA paragraphs in ../shared/data: scripted
-questions with the default checks (BM25 shortcut search), their acceptance rate, rejection
-reasons, hop counts and shortcut ranks; and the diversity of the accepted questions (distinct-1/2/3
-and self-BLEU-4) on a sample of the same size as the 100 human HotpotQA train questions, which get
-a row of their own. Self-BLEU and distinct-n depend on the number of texts, hence equal samples;
-the scripted rows average five such samples. Rejections include `unreadable` (a clue that is not
-a full clause, dictionary boilerplate, a dangling "the" + adjective) apart from `malformed`.
+For the Jargon File, FOLDOC and the 2WikiMultihopQA paragraphs in ../shared/data: the default
+mix of families, with acceptance and rejections by reason; the single-search shortcut rate
+measured independently with rank-bm25 over whole documents (the whole question, each sentence,
+clause and quoted phrase searched alone; top 5 holding the answer document or an evidence
+document that names the answer, or both compared documents, or every matching item); the
+median length of chain and intersection questions; and aggregation ladders (accepted questions
+with min_calls of at least 10, 50, 100 and 300). The last row is the 100 human HotpotQA
+questions (length and diversity).
 """
 
 from __future__ import annotations
@@ -14,14 +15,17 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import re
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from hopforge.flows.run_questions import rank_bucket
 from hopforge.synth.diversity import distinct_n, self_bleu
-from hopforge.synth.questions import QuestionConfig, generate_questions
+from hopforge.synth.questions.checks import probe_queries
+from hopforge.synth.questions.config import QuestionConfig
+from hopforge.synth.questions.graph import CorpusGraph
+from hopforge.synth.questions.stage import generate_questions, split_reasons
 from hopforge.synth.records import Question
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -30,118 +34,119 @@ CORPORA = {
     "foldoc": "dictd/foldoc.index",
     "2wiki": "wiki/2wikimultihopqa_corpus.json",
 }
+LADDERS = {"jargon": (10, 50, 100), "foldoc": (10, 50, 100, 300)}
 HUMAN = "wiki/hotpotqa_train.json"
-SAMPLE = 100  # the number of human questions
-HUMAN_TOKENS = 1700  # about the word tokens of the 100 human questions (17.4 words each)
 
 
-def token_matched(texts: list[str], budget: int, seed: int = 0) -> list[str]:
-    """Texts drawn in random order until they hold `budget` word tokens (the last one cut)."""
-    out: list[str] = []
-    have = 0
-    for text in random.Random(seed).sample(texts, len(texts)):
-        words = text.split()
-        out.append(" ".join(words[: budget - have]))
-        have += len(words)
-        if have >= budget:
-            break
-    return out
+def _tokens(text: str) -> list[str]:
+    return re.findall(r"\w+", text.lower())
 
 
-def diversity(texts: list[str], seed: int = 0) -> dict[str, float]:
-    """distinct-1/2/3 and self-BLEU-4 of `SAMPLE` texts drawn with `seed`; distinct-2 also on
-    as many tokens as the human questions hold (longer texts lower distinct-n by themselves)."""
-    if len(texts) > SAMPLE:
-        texts = random.Random(seed).sample(texts, SAMPLE)
-    matched = token_matched(texts, HUMAN_TOKENS, seed) if texts else []
-    return {
-        "distinct_1": round(distinct_n(texts, 1), 3),
-        "distinct_2": round(distinct_n(texts, 2), 3),
-        "distinct_3": round(distinct_n(texts, 3), 3),
-        "distinct_2_tok": round(distinct_n(matched, 2), 3),
-        "self_bleu_4": round(self_bleu(texts), 3) if len(texts) > 1 else 0.0,
-        "mean_words": round(sum(len(t.split()) for t in texts) / max(1, len(texts)), 1),
-    }
+class Reference:
+    """rank-bm25's BM25Okapi over whole documents (title and text), plain tokens."""
+
+    def __init__(self, graph: CorpusGraph) -> None:
+        from rank_bm25 import BM25Okapi
+
+        self.ids = graph.order
+        self.bm25 = BM25Okapi([_tokens(f"{graph.title(d)} {graph.docs[d].text}")
+                               for d in self.ids])
+
+    def top(self, query: str, k: int = 5) -> set[str]:
+        scores = self.bm25.get_scores(_tokens(query))
+        best = sorted(range(len(scores)), key=lambda i: -scores[i])[:k]
+        return {self.ids[i] for i in best}
 
 
-def mean_diversity(texts: list[str], draws: int = 5) -> dict[str, float]:
-    """`diversity` averaged over `draws` samples: one draw of 100 out of 300 moves self-BLEU by
-    a few hundredths, enough to hide or fake a change."""
-    rows = [diversity(texts, seed) for seed in range(draws)]
-    return {k: round(sum(r[k] for r in rows) / len(rows), 3) for k in rows[0]}
+def shortcut(q: Question, graph: CorpusGraph, ref: Reference) -> bool:
+    """Whether one search of the question (or a part of it) surfaces what answers it."""
+    spec = q.spec
+    assert spec is not None
+    answering: set[str] = set()
+    together: set[str] = set()
+    if spec.family == "comparison":
+        together = {s.doc for s in spec.steps if s.relation == "compare"}
+    elif spec.family == "aggregation" and spec.operation in ("count", "list"):
+        together = set(spec.matching)
+    elif q.answer_doc:
+        answering = {q.answer_doc}
+        if spec.answer_type == "title":
+            title = graph.title(q.answer_doc).lower()
+            answering |= {e for e in q.evidence if title in graph.lower[e]}
+    for query in probe_queries(q.question):
+        top = ref.top(query)
+        if answering & top or (together and together <= top):
+            return True
+    return False
 
 
-def _fmt(counter: Counter[str], order: list[str] | None = None) -> str:
-    keys = order or sorted(counter, key=lambda k: (-counter[k], k))
-    return " ".join(f"{k}:{counter[k]}" for k in keys if counter[k])
+def _fmt(counter: Counter[str]) -> str:
+    return " ".join(f"{k}:{v}" for k, v in counter.most_common())
 
 
-def corpus_row(name: str, n: int, seed: int = 0) -> tuple[dict[str, Any], list[Question]]:
+def _generate(docs: list[Any], searcher: Any, graph: CorpusGraph, n: int,
+              **config: Any) -> tuple[list[Question], float]:
+    started = time.perf_counter()
+    made = asyncio.run(generate_questions(docs, searcher, config=QuestionConfig(**config),
+                                          rng=random.Random(0), n=n, graph=graph))
+    return made, time.perf_counter() - started
+
+
+def corpus_rows(name: str, n: int, ladder_n: int) -> list[dict[str, Any]]:
     from hopforge.corpus.ingest import ingest_paths
     from hopforge.corpus.search import Searcher
 
     docs = ingest_paths([DATA / CORPORA[name]]).documents
-    started = time.perf_counter()
     searcher = Searcher.from_documents(docs, dense=False)
-    index_s = time.perf_counter() - started
-    started = time.perf_counter()
-    questions = asyncio.run(generate_questions(
-        docs, searcher, config=QuestionConfig(), rng=random.Random(seed), n=n))
-    gen_s = time.perf_counter() - started
-    ok = [q for q in questions if not q.rejected]
-    reasons = Counter(r.split("(", 1)[0] for q in questions for r in q.rejected.split(",") if r)
-    buckets = ["1", "2", "3", "4-5", "6-10", "11-20", "21-50", "none"]
-    row = {
-        "questions": name,
-        "docs": len(docs),
-        "links": sum(len(d.links) for d in docs),
-        "attempted": len(questions),
-        "accepted": len(ok),
-        "acceptance": round(len(ok) / max(1, len(questions)), 3),
-        "rejections": _fmt(reasons),
-        "kinds_accepted": _fmt(Counter(q.kind for q in ok)),
-        "hops_accepted": _fmt(Counter(str(q.n_hops) for q in ok)),
-        "shortcut_rank_all": _fmt(Counter(rank_bucket(q.checks.shortcut_rank)
-                                          for q in questions if q.question), buckets),
-        **mean_diversity([q.question for q in ok]),
-        "gen_q_per_s": round(len(questions) / gen_s, 1),
-        "index_s": round(index_s, 1),
-    }
-    return row, ok
+    graph = CorpusGraph(docs)
+    ref = Reference(graph)
+    made, seconds = _generate(docs, searcher, graph, n)
+    ok = [q for q in made if not q.rejected]
+    short = [q for q in ok if shortcut(q, graph, ref)]
+    words = sorted(len(q.question.split()) for q in ok if q.kind in ("chain", "intersection"))
+    agg = [q for q in ok if q.kind == "aggregation"]
+    rows = [{
+        "corpus": name, "set": "default mix", "docs": len(docs), "attempted": len(made),
+        "accepted": len(ok), "acceptance": round(len(ok) / max(1, len(made)), 3),
+        "shortcut_rank_bm25": round(len(short) / max(1, len(ok)), 3),
+        "shortcut_aggregation": round(sum(q in short for q in agg) / max(1, len(agg)), 3),
+        "median_words_chain_inter": words[len(words) // 2] if words else "",
+        "min_calls_median": sorted(q.min_calls for q in ok)[len(ok) // 2] if ok else "",
+        "kinds": _fmt(Counter(q.kind for q in ok)),
+        "rejections": _fmt(Counter(r.split("(")[0] for q in made
+                                   for r in split_reasons(q.rejected))),
+        "seconds": round(seconds, 1),
+    }]
+    for low in LADDERS.get(name, ()):
+        made, seconds = _generate(docs, searcher, graph, ladder_n, kinds=("aggregation",),
+                                  min_calls=low, max_calls=3 * low, attempts_per_question=20)
+        ok = [q for q in made if not q.rejected]
+        short = [q for q in ok if shortcut(q, graph, ref)]
+        rows.append({
+            **{k: "" for k in rows[0]}, "corpus": name, "set": f"aggregation {low}-{3 * low}",
+            "attempted": len(made), "accepted": len(ok),
+            "acceptance": round(len(ok) / max(1, len(made)), 3),
+            "shortcut_rank_bm25": round(len(short) / max(1, len(ok)), 3),
+            "min_calls_median": sorted(q.min_calls for q in ok)[len(ok) // 2] if ok else "",
+            "rejections": _fmt(Counter(r.split("(")[0] for q in made
+                                       for r in split_reasons(q.rejected))),
+            "seconds": round(seconds, 1),
+        })
+    return rows
 
 
-def human_row() -> dict[str, Any]:
-    rows = json.loads((DATA / HUMAN).read_text(encoding="utf-8"))
-    texts = [r["question"] for r in rows]
-    kinds = Counter(r.get("type", "?") for r in rows)
-    return {
-        "questions": "hotpotqa-human",
-        "docs": "",
-        "links": "",
-        "attempted": "",
-        "accepted": len(texts),
-        "acceptance": "",
-        "rejections": "",
-        "kinds_accepted": _fmt(kinds),
-        "hops_accepted": "2:" + str(len(texts)),
-        "shortcut_rank_all": "",
-        **diversity(texts),
-        "gen_q_per_s": "",
-        "index_s": "",
-    }
+def human_row(template: dict[str, Any]) -> dict[str, Any]:
+    texts = [r["question"] for r in json.loads((DATA / HUMAN).read_text(encoding="utf-8"))]
+    words = sorted(len(t.split()) for t in texts)
+    return {**{k: "" for k in template}, "corpus": "hotpotqa-human", "set": "100 train",
+            "accepted": len(texts), "median_words_chain_inter": words[len(words) // 2],
+            "kinds": f"distinct-2 {distinct_n(texts, 2):.3f} self-BLEU-4 {self_bleu(texts):.3f}"}
 
 
 def run(quick: bool = False) -> list[dict[str, Any]]:
-    """One row per corpus, one for all scripted questions pooled, one for the human questions."""
-    n = 40 if quick else 300
-    rows = []
-    pooled: list[str] = []
+    """Rows per corpus (default mix, then ladders) and one for the human questions."""
+    rows: list[dict[str, Any]] = []
     for name in (["jargon"] if quick else list(CORPORA)):
-        row, ok = corpus_row(name, n)
-        rows.append(row)
-        pooled.extend(q.question for q in ok)
-    if len(rows) > 1:
-        rows.append({**{k: "" for k in rows[0]}, "questions": "scripted-pooled",
-                     "accepted": len(pooled), **mean_diversity(pooled)})
-    rows.append(human_row())
+        rows.extend(corpus_rows(name, n=40 if quick else 200, ladder_n=5 if quick else 20))
+    rows.append(human_row(rows[0]))
     return rows

@@ -27,14 +27,25 @@ def hop_range(text: str) -> tuple[int, int]:
     if m is None:
         raise argparse.ArgumentTypeError(f"expected hops like 2-4 or 3, got {text!r}")
     low, high = int(m.group(1)), int(m.group(2) or m.group(1))
-    if not 1 <= low <= high <= 8:
-        raise argparse.ArgumentTypeError(f"hops must satisfy 1 <= min <= max <= 8, got {text!r}")
+    if not 1 <= low <= high <= 12:
+        raise argparse.ArgumentTypeError(f"hops must satisfy 1 <= min <= max <= 12, got {text!r}")
+    return low, high
+
+
+def calls_range(text: str) -> tuple[int, int]:
+    """'50-120' -> (50, 120); '50-' or '50' -> (50, 0), no upper bound."""
+    m = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d*)\s*)?", text)
+    if m is None:
+        raise argparse.ArgumentTypeError(f"expected a range like 50-120 or 50-, got {text!r}")
+    low, high = int(m.group(1)), int(m.group(2) or 0)
+    if high and high < low:
+        raise argparse.ArgumentTypeError(f"min-calls range {text!r} has its end below its start")
     return low, high
 
 
 def kind_list(text: str) -> tuple[str, ...]:
     """'chain,comparison' -> ('chain', 'comparison'), checked against the known kinds."""
-    from hopforge.synth.plans import KINDS
+    from hopforge.synth.records import QUESTION_KINDS as KINDS
 
     kinds = tuple(k.strip() for k in text.split(",") if k.strip())
     bad = [k for k in kinds if k not in KINDS]
@@ -51,10 +62,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     p = sub.add_parser(
         "questions",
-        help="sample multi-hop questions (chain, comparison, intersection) with checks",
-        description="Sample multi-hop questions from the link graph of a build's corpus, "
-        "compose them with the scripted teacher or a model, and check each one for leaked "
-        "answers, one-search shortcuts, uniqueness, form and near-duplicates.",
+        help="sample hard multi-hop questions (chain, comparison, intersection, aggregation, "
+        "unanswerable) with checks",
+        description="Sample task specs from a build's corpus (mention chains, comparisons, "
+        "phrase intersections, aggregations over sets of documents, unanswerable variants), "
+        "put them into words with the scripted teacher or a model, and check each question: "
+        "no single search finds the answer, no leaked names, the answer's type, uniqueness on "
+        "the corpus, grounding in the spec, answerability, near-duplicates.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -62,15 +76,22 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("-n", type=int, default=100, metavar="N",
                    help="accepted questions wanted (default 100)")
     p.add_argument("--hops", type=hop_range, default=(2, 4), metavar="MIN-MAX",
-                   help="hops per chain question, e.g. 2-4 (default) or 3; at most 8")
+                   help="depth of chain questions, e.g. 2-4 (default) or 3; at most 12")
     p.add_argument("--kinds", type=kind_list, default=None, metavar="LIST",
-                   help="comma-separated kinds (default chain,comparison,intersection)")
+                   help="comma-separated kinds (default chain,comparison,intersection,"
+                   "aggregation,unanswerable)")
+    p.add_argument("--min-calls", type=calls_range, default=(0, 0), metavar="A-B",
+                   help="keep only tasks whose fewest tool calls lie in A-B, e.g. 50-120 "
+                   "(aggregation ladders); 'A-' has no upper bound")
+    p.add_argument("--max-probe-pass", type=float, default=None, metavar="R",
+                   help="with a model teacher: probe each question closed-book and keep it only "
+                   "when at most this share of attempts answer it (e.g. 0.0)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--part-size", type=int, default=50, metavar="N",
                    help="accepted questions per output part (default 50)")
-    p.add_argument("--shortcut-rank", type=int, default=3, metavar="R",
-                   help="reject a question when one search with its text ranks the answer "
-                   "document within the top R (default 3; 0 turns the check off)")
+    p.add_argument("--shortcut-rank", type=int, default=5, metavar="R",
+                   help="reject a question when one search with its text, a sentence, a clause "
+                   "or a phrase of it ranks what answers it within the top R (default 5; 0: off)")
     p.add_argument("--closed-book", action="store_true",
                    help="with a model teacher: reject questions it answers without searching")
     p.add_argument("--force", action="store_true",
@@ -84,7 +105,7 @@ def run_command(args: argparse.Namespace) -> int:
     from hopforge.corpus.layout import BuildDir
     from hopforge.flows.run_questions import run_questions_build
     from hopforge.flows.teacher_options import open_teacher
-    from hopforge.synth.questions import QuestionConfig
+    from hopforge.synth.questions.config import QuestionConfig
 
     try:
         config = QuestionConfig(
@@ -94,7 +115,11 @@ def run_command(args: argparse.Namespace) -> int:
             min_hops=args.hops[0],
             max_hops=args.hops[1],
             shortcut_rank=args.shortcut_rank,
-            closed_book=args.closed_book,
+            min_calls=args.min_calls[0],
+            max_calls=args.min_calls[1],
+            closed_book=args.closed_book or args.max_probe_pass is not None,
+            **({"max_probe_pass": args.max_probe_pass} if args.max_probe_pass is not None
+               else {}),
             concurrency=getattr(args, "concurrency", 16),
             **({"kinds": args.kinds} if args.kinds else {}),
         )
@@ -102,7 +127,8 @@ def run_command(args: argparse.Namespace) -> int:
         raise HopforgeError(f"{exc}; see `hopforge questions --help`") from None
     teacher = open_teacher(args)
     if config.closed_book and teacher is None:
-        raise HopforgeError("--closed-book needs a model teacher: add --teacher openai ...")
+        raise HopforgeError("--closed-book and --max-probe-pass need a model teacher: add "
+                            "--teacher openai ...")
     report = run_questions_build(BuildDir.at(args.build), config, teacher=teacher,
                                  force=args.force)
     reasons = ", ".join(f"{k} {v}" for k, v in report["rejection_reasons"].items()) or "none"
@@ -112,5 +138,7 @@ def run_command(args: argparse.Namespace) -> int:
         file=sys.stdout,
     )
     if report["run"]["exhausted"]:
-        print(f"warning: the corpus ran out of new questions before {args.n}", file=sys.stderr)
+        print(f"warning: {report['accepted']} of {args.n} accepted before the attempts ran out "
+              f"({config.attempts_per_question} per question): widen --kinds, --hops or "
+              "--min-calls, or use a larger corpus", file=sys.stderr)
     return 0

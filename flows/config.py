@@ -37,7 +37,7 @@ STAGES: tuple[str, ...] = (
 # The table of each stage and where its config dataclass lives (module, class name).
 STAGE_SECTIONS: dict[str, tuple[str, str, str]] = {
     "index": ("index", "hopforge.corpus.index", "IndexConfig"),
-    "questions": ("questions", "hopforge.synth.questions", "QuestionConfig"),
+    "questions": ("questions", "hopforge.synth.questions.config", "QuestionConfig"),
     "trajectories": ("trajectories", "hopforge.synth.trajectories", "TrajectoryConfig"),
     "score": ("score", "hopforge.filters.pointwise", "ScoreConfig"),
     "filter": ("filter", "hopforge.filters.select", "FilterConfig"),

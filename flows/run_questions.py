@@ -33,11 +33,12 @@ from hopforge.corpus.parts import (
     write_part,
 )
 from hopforge.corpus.records import Document
-from hopforge.synth.chains import LinkGraph
 from hopforge.synth.chat import ChatModel
 from hopforge.synth.diversity import distinct_n, self_bleu
-from hopforge.synth.question_checks import NearDuplicates, SearchBackend
-from hopforge.synth.questions import QuestionConfig, generate_questions
+from hopforge.synth.questions.checks import NearDuplicates, SearchBackend
+from hopforge.synth.questions.config import QuestionConfig
+from hopforge.synth.questions.graph import CorpusGraph
+from hopforge.synth.questions.stage import generate_questions, split_reasons
 from hopforge.synth.records import Question
 
 log = logging.getLogger(__name__)
@@ -141,7 +142,7 @@ async def _run(
     run_hash = _run_hash(config, composer, _corpus_key(build, docs))
     _check_run(directory, run_hash, force)
     write_json(directory / RUN_FILE, {"hash": run_hash, "composer": composer, "seed": config.seed})
-    graph = LinkGraph(docs)
+    graph = CorpusGraph(docs, page_chars=config.page_chars)
     done = done_indexes(directory)
     earlier: list[Question] = []
     seen: set[str] = set()
@@ -196,7 +197,9 @@ async def _run(
             if close is not None:
                 await close()
     if exhausted:
-        log.warning("the corpus ran out of new questions: %d of %d accepted", accepted, config.n)
+        log.warning("%d of %d questions accepted: the attempts (attempts_per_question=%d per "
+                    "question) ran out; raise it or widen --kinds, --hops or --min-calls",
+                    accepted, config.n, config.attempts_per_question)
     report = question_report(read_parts(directory))
     report["run"] = {
         "seconds": round(time.perf_counter() - started, 3),
@@ -239,7 +242,7 @@ def question_report(rows: Iterable[dict[str, Any]], *, bleu_sample: int = 200) -
     ok = [q for q in questions if not q.rejected]
     reasons: Counter[str] = Counter()
     for q in questions:
-        for reason in filter(None, q.rejected.split(",")):
+        for reason in split_reasons(q.rejected):
             reasons[reason.split("(", 1)[0]] += 1
     by_kind: dict[str, dict[str, int]] = {}
     for q in questions:

@@ -1,56 +1,37 @@
 """Every prompt hopforge sends to a model, as named constants (each rendered once in a test)."""
 
-# --- question composition (synth/questions.py) ---
-# Rendered by hopforge.synth.model_questions. The model replies with one JSON object
-# {"question": ..., "answer": ...}, parsed by hopforge.synth.model_questions.parse_question_json.
+# --- question composition (synth/questions/) ---
+# Rendered by hopforge.synth.questions.model. The model rewrites a task spec as one question and
+# replies with one JSON object {"question": ...}, parsed by
+# hopforge.synth.questions.model.parse_question_json. The answer comes from the spec, never
+# from the model.
 
-QUESTION_SYSTEM = """You write hard multi-hop questions for training research agents that search \
-a document collection. A good question can only be answered by reading several documents in turn; \
-it never names the entities the solver has to discover, and it blurs names, dates and numbers so \
-that a single search for the question text does not find the answer. Reply with one JSON object \
-and nothing else."""
+QUESTION_SYSTEM = """You write hard questions for training research agents that search a \
+document collection with search, open and find tools. You are given a task that is already \
+fixed: which document to start from, which phrases lead from one document to the next, and what \
+to ask. You only put it into words. Reply with one JSON object and nothing else."""
 
-QUESTION_RULES = """Rules:
-- Never name the answer or any document marked (hidden); describe them by what the documents say.
-- Blur names, dates and numbers: a year becomes a decade ("in the 1840s"), a number becomes \
-approximate ("about 900"), a person or place becomes a description ("a cartographer born in a \
-port city").
-- Ask exactly one question, 12 to 80 words, ending with a question mark.
-- The answer must be stated in the documents above: use the given answer, word for word.
-Reply with JSON: {"question": "...", "answer": "..."}"""
-
-QUESTION_CHAIN_PROMPT = """Write one question that is answered by following these documents in \
-order, each step found through the sentence quoted from the document before it.
-
+QUESTION_RENDER_PROMPT = """Task ({family}):
 {steps}
 
-Answer: {answer}
-{answer_note}
-The first document, "{start}", may be named or described; every later one is (hidden).
+A plain wording of the same task:
+{plain}
 
-{rules}"""
+Rewrite it as one short, natural question (at most {max_words} words) that asks exactly the \
+same thing. Rules:
+- Keep every quoted phrase and every quoted title word for word, inside quotes.
+- Name no other document, and do not add facts of your own.
+- Drop nothing the task needs; say it more briefly than the plain wording where you can.
+- Do not use letters such as X or Y as stand-ins.
+Reply with JSON: {{"question": "..."}}"""
 
-QUESTION_COMPARISON_PROMPT = """Write one question that compares these two (hidden) documents \
-and asks which one was {event} {direction}.
+ORACLE_CONTEXT_PROMPT = """Answer the question from these documents only. Reply with only the \
+answer: a title, a year, a number, a list of titles separated by semicolons, or "not found" if \
+the documents show that nothing meets the question.
 
-A: "{title_a}": {sentence_a}
-B: "{title_b}": {sentence_b}
+{documents}
 
-Describe each side without its name (use what its document says, not the date being compared).
-Answer: {answer}
-
-{rules}"""
-
-QUESTION_INTERSECTION_PROMPT = """Write one question in the style of a puzzle: it gives several \
-clues, each taken from a different document, that together pin down exactly one {kind}, the \
-(hidden) answer "{answer}". The documents the clues come from are (hidden) too.
-
-Clues (each sentence mentions the answer):
-{clues}
-
-Use every clue, blurred. Answer: {answer}
-
-{rules}"""
+Question: {question}"""
 
 CLOSED_BOOK_PROMPT = """Answer this question from memory, without searching. Reply with only the \
 answer (a name, a date or a number), or "unknown" if you do not know.

@@ -99,13 +99,19 @@ class Spec:
 class Checks:
     """Results of the question checks; `None` means the check did not apply or was not run."""
 
-    leakage: bool = False  # answer, alias or bridge title appears in the question
+    leakage: bool = False  # answer, alias or hidden name in the text (also inflected, in words)
     leaked: str = ""  # what leaked
-    shortcut_rank: int | None = None  # rank of the answer doc for a search with the question
-    shortcut: bool = False  # that rank is within the configured threshold
+    shortcut_rank: int | None = None  # rank at which one search finds what answers it
+    shortcut_query: str = ""  # that search: the whole text, a sentence, a clause or a phrase
+    shortcut: bool = False
+    answer_type: str = ""  # "" when the answer is of the spec's type, else what is wrong
     closed_book: bool | None = None  # the teacher answered correctly without tools
-    unique: bool | None = None  # intersection: no other document satisfies every clue
+    unique: bool | None = None  # the corpus gives exactly this answer
     well_formed: bool = True
+    placeholder: str = ""  # a stand-in letter found in the text
+    grounded: bool | None = None  # the text carries every step of the spec
+    answerable: bool | None = None  # a reader with the evidence reaches the answer
+    probe_pass: float | None = None  # share of closed-book probe attempts that answered it
     near_duplicate_of: str = ""  # qid of an accepted question this one nearly repeats
 
     @property
@@ -113,9 +119,13 @@ class Checks:
         return (
             not self.leakage
             and not self.shortcut
+            and not self.answer_type
             and self.closed_book is not True
             and self.unique is not False
             and self.well_formed
+            and not self.placeholder
+            and self.grounded is not False
+            and self.answerable is not False
             and not self.near_duplicate_of
         )
 

@@ -1,0 +1,313 @@
+"""The question stage: specs drawn from the corpus, rendered, checked; rejects keep a reason.
+
+`generate_questions` is a plain coroutine over records: documents and a searcher in, accepted
+and rejected `Question`s out, deterministic for its `rng` (and the teacher's replies). A draft
+that one search finds is blurred (another phrase for a step) and checked again before it is
+rejected. The build-directory runner that writes parts is `hopforge.flows.run_questions`.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+
+from hopforge.corpus.records import Document, Hit
+from hopforge.synth.chat import ChatModel, ModelResponseError, ModelUnavailable
+from hopforge.synth.concurrency import bounded_map
+from hopforge.synth.questions import checks, scripted
+from hopforge.synth.questions.config import QuestionConfig
+from hopforge.synth.questions.families import Draft, Families
+from hopforge.synth.questions.graph import CorpusGraph
+from hopforge.synth.questions.model import ModelComposer, QuestionParseError
+from hopforge.synth.records import Checks, Question, Spec, Step
+
+log = logging.getLogger(__name__)
+REACH_K = 20  # a title read in a text must be found by searching it (k up to 20)
+_TOP_COMMA = re.compile(r",(?![^()]*\))")
+
+
+def split_reasons(rejected: str) -> list[str]:
+    """The reasons of a `rejected` field (commas inside a reason's parentheses kept)."""
+    return [r for r in _TOP_COMMA.split(rejected) if r]
+
+
+def to_question(draft: Draft, text: str, composer: str) -> Question:
+    """The question record for `draft` with `text` (checks not run yet)."""
+    return Question(qid=draft.qid, question=text, answer=draft.answer,
+                    answer_aliases=draft.answer_aliases, kind=draft.kind,  # type: ignore[arg-type]
+                    hops=draft.hops, evidence=draft.evidence, answer_doc=draft.answer_doc,
+                    spec=draft.spec, min_calls=draft.min_calls, composer=composer,
+                    seed=draft.seed)
+
+
+async def generate_questions(
+    docs: Sequence[Document],
+    searcher: checks.SearchBackend,
+    *,
+    config: QuestionConfig,
+    rng: random.Random,
+    n: int,
+    teacher: ChatModel | None = None,
+    accepted_so_far: Iterable[Question] = (),
+    seen_qids: Iterable[str] = (),
+    graph: CorpusGraph | None = None,
+    near_duplicates: checks.NearDuplicates | None = None,
+) -> list[Question]:
+    """Questions in attempt order, up to and including the `n`-th accepted one.
+
+    Drafts whose qid is in `seen_qids` (or of `accepted_so_far`) are not tried again; accepted
+    questions must not nearly repeat earlier ones. At most `n * config.attempts_per_question`
+    drafts are tried, so fewer than `n` come back when the attempts run out.
+    """
+    graph = graph or CorpusGraph(docs, page_chars=config.page_chars)
+    families = Families(graph, rng, min_hops=config.min_hops, max_hops=config.max_hops,
+                        min_clues=config.min_clues, max_clues=config.max_clues,
+                        year_answer_rate=config.year_answer_rate, min_calls=config.min_calls,
+                        max_calls=config.max_calls, min_items=config.min_items,
+                        min_df=config.min_df)
+    earlier = list(accepted_so_far)
+    seen = {*seen_qids, *(q.qid for q in earlier)}
+    dups = near_duplicates
+    if dups is None:
+        dups = checks.NearDuplicates(config.near_duplicate)
+        dups.add_all(earlier)
+    stage = _Stage(graph, searcher, config, teacher, rng)
+    have = Counter(q.kind for q in earlier)
+    out: list[Question] = []
+    accepted, tried, budget = 0, 0, n * config.attempts_per_question
+    misses: Counter[str] = Counter()
+    drawn: Counter[str] = Counter()
+    while accepted < n and tried < budget:
+        wave: list[Draft] = []
+        want = min(budget - tried, max(2 * (n - accepted), 8))
+        draws = 0
+        while len(wave) < want and draws < 30 * want:
+            draws += 1
+            kind = _next_kind(config, have, misses, drawn, n)
+            if kind is None:
+                break
+            draft = families.draw(kind)
+            if draft is None or draft.qid in seen:
+                misses[kind] += 1
+                continue
+            misses[kind] = 0
+            drawn[kind] += 1
+            seen.add(draft.qid)
+            have[kind] += 1  # planned; corrected below for the rejected
+            wave.append(draft)
+        if not wave:
+            log.info("no new drafts after %d attempts", tried)
+            break
+        tried += len(wave)
+        for q in await stage.run(wave):
+            if accepted >= n:
+                break
+            if not q.rejected:
+                dup = dups.find(q.question)
+                if dup:
+                    q = replace(q, checks=replace(q.checks, near_duplicate_of=dup),
+                                rejected="near_duplicate")
+                else:
+                    dups.add(q.qid, q.question)
+                    accepted += 1
+            if q.rejected:
+                have[q.kind] -= 1
+            out.append(q)
+    return out
+
+
+def _next_kind(config: QuestionConfig, have: Counter[str], misses: Counter[str],
+               drawn: Counter[str], n: int) -> str | None:
+    """The kind furthest below its share (unanswerable: `unanswerable_share`, the rest alike),
+    skipping kinds whose last 40 draws all failed and kinds already drawn four times as often
+    as their share of `n` (a kind this corpus seldom accepts gives way to the others)."""
+    answerable = [k for k in config.kinds if k != "unanswerable"]
+
+    def share(kind: str) -> float:
+        if kind == "unanswerable":
+            return config.unanswerable_share if answerable else 1.0
+        rest = 1.0 - (config.unanswerable_share if "unanswerable" in config.kinds else 0.0)
+        return rest / len(answerable)
+
+    kinds = [k for k in config.kinds
+             if misses[k] < 40 and drawn[k] < max(8.0, 4 * share(k) * n)]
+    if not kinds:
+        kinds = [k for k in config.kinds if misses[k] < 40]
+    if not kinds:
+        return None
+    total = sum(have.values()) + 1
+    return max(kinds, key=lambda k: (share(k) * total - have[k], -config.kinds.index(k)))
+
+
+def plain_searcher(graph: CorpusGraph) -> checks.SearchBackend:
+    """A second view for the no-single-search check: BM25 over whole documents, plain tokens
+    (no stopwords, no stems), so a shortcut that one tokenization hides the other shows."""
+    if "plain_searcher" not in graph.memo:
+        from hopforge.corpus.index import IndexConfig
+        from hopforge.corpus.search import Searcher
+
+        config = IndexConfig(passage_words=8192, passage_overlap=0, stopwords=False,
+                             stem=False, dense=False)
+        graph.memo["plain_searcher"] = Searcher.from_documents(
+            list(graph.docs.values()), dense=False, config=config)
+    found: checks.SearchBackend = graph.memo["plain_searcher"]
+    return found
+
+
+class _Stage:
+    """Render and check one wave of drafts."""
+
+    def __init__(self, graph: CorpusGraph, searcher: checks.SearchBackend,
+                 config: QuestionConfig, teacher: ChatModel | None, rng: random.Random) -> None:
+        self.graph, self.searcher, self.config, self.rng = graph, searcher, config, rng
+        self.plain = plain_searcher(graph) if config.shortcut_rank else None
+        self.model = (ModelComposer(teacher, graph, temperature=config.temperature,
+                                    max_tokens=config.max_tokens) if teacher else None)
+        self.composer = self.model.name if self.model else scripted.NAME
+
+    async def run(self, drafts: list[Draft]) -> list[Question]:
+        texts = await bounded_map(self._compose, drafts, limit=self.config.concurrency)
+        questions = [self._record(d, t) for d, t in zip(drafts, texts, strict=True)]
+        done: dict[str, Question] = {}
+        pending = list(zip(drafts, questions, strict=True))
+        for round_ in range(self.config.blur_rounds + 1):
+            checked = self._check([q for _, q in pending])
+            again: list[tuple[Draft, Question]] = []
+            for (draft, _), q in zip(pending, checked, strict=True):
+                blurred = (self._blur(draft, q) if q.rejected == "shortcut"
+                           and self.model is None and round_ < self.config.blur_rounds else None)
+                if blurred is None:
+                    done[q.qid] = q
+                else:
+                    again.append(blurred)
+            if not again:
+                break
+            pending = again
+        result = [done[d.qid] for d in drafts]
+        if self.model is not None:
+            result = await bounded_map(self._model_checks, result, limit=self.config.concurrency)
+        return result
+
+    async def _compose(self, draft: Draft) -> str | Question:
+        plain = scripted.render(draft.spec, self.graph, random.Random(draft.seed))
+        if self.model is None:
+            return plain
+        try:
+            return await self.model.compose(draft.spec, plain)
+        except QuestionParseError as exc:
+            return replace(to_question(draft, plain, self.model.name),
+                           rejected=f"parse_error({_detail(exc)})", raw=exc.raw)
+        except ModelUnavailable:
+            raise  # the whole run fails; finished parts stay
+        except ModelResponseError as exc:
+            return replace(to_question(draft, plain, self.model.name),
+                           rejected=f"model_error({_detail(exc)})", raw=str(exc))
+
+    def _record(self, draft: Draft, text: str | Question) -> Question:
+        return text if isinstance(text, Question) else to_question(draft, text, self.composer)
+
+    def _blur(self, draft: Draft, q: Question) -> tuple[Draft, Question] | None:
+        """The draft with another phrase for the step its shortcut search showed, if any."""
+        steps = list(draft.spec.steps)
+        query = q.checks.shortcut_query.lower()
+        order = sorted(range(len(steps)), key=lambda i: (steps[i].phrase.lower() not in query,
+                                                         -i))
+        for i in order:
+            alternatives = draft.alternatives[i] if i < len(draft.alternatives) else ()
+            if steps[i].phrase and alternatives:
+                steps[i] = Step(doc=steps[i].doc, relation=steps[i].relation, via=steps[i].via,
+                                phrase=alternatives[0], value=steps[i].value)
+                rest = list(draft.alternatives)
+                rest[i] = alternatives[1:]
+                spec = Spec(**{**draft.spec.to_row(), "steps": tuple(steps),
+                               "items": draft.spec.items, "matching": draft.spec.matching})
+                new = replace(draft, spec=spec, alternatives=tuple(rest))
+                text = scripted.render(spec, self.graph, random.Random(draft.seed))
+                return new, to_question(new, text, self.composer)
+        return None
+
+    def _check(self, questions: list[Question]) -> list[Question]:
+        todo = [q for q in questions if not q.rejected]
+        mode = self.config.search_mode or self.searcher.default_mode
+        probes = {q.qid: checks.probe_queries(q.question) for q in todo}
+        reach = {q.qid: checks.reachable(self.graph, q.spec) for q in todo if q.spec}
+        hits: dict[str, list[Hit]] = {}
+        for queries, k in (([s for p in probes.values() for s in p], self.config.shortcut_rank),
+                           ([s for r in reach.values() for s, _ in r], REACH_K)):
+            queries = list(dict.fromkeys(s for s in queries if s not in hits))
+            if queries and k:
+                hits.update(zip(queries, self.searcher.search_batch(queries, k=k, mode=mode),
+                                strict=True))
+        plain: dict[str, list[Hit]] = {}
+        if self.plain is not None:
+            queries = list(dict.fromkeys(s for p in probes.values() for s in p))
+            plain = dict(zip(queries, self.plain.search_batch(
+                queries, k=self.config.shortcut_rank, mode="bm25"), strict=True))
+        out = []
+        for q in questions:
+            if q.rejected:
+                out.append(q)
+                continue
+            top = [(s, hits.get(s, [])[: self.config.shortcut_rank]) for s in probes[q.qid]]
+            top += [(s, plain.get(s, [])) for s in probes[q.qid]]
+            found = all(any(h.doc_id == d for h in hits[s]) for s, d in reach.get(q.qid, ()))
+            out.append(check_question(q, self.graph, top if self.config.shortcut_rank else [],
+                                      self.config, answerable=found))
+        return out
+
+    async def _model_checks(self, q: Question) -> Question:
+        if q.rejected or self.model is None:
+            return q
+        try:
+            ok = await self.model.answers_with_evidence(q)
+            q = replace(q, checks=replace(q.checks, answerable=ok))
+            if not ok:
+                return replace(q, rejected="not_answerable_with_evidence")
+            if self.config.closed_book:
+                share = await self.model.probe(q, samples=self.config.probe_samples)
+                q = replace(q, checks=replace(q.checks, probe_pass=share, closed_book=share > 0))
+                if share > self.config.max_probe_pass:
+                    return replace(q, rejected=f"probe_pass({share:.2f})")
+        except ModelUnavailable:
+            raise
+        except ModelResponseError as exc:
+            log.warning("model check failed for %s: %s", q.qid, exc)
+            return replace(q, rejected=f"model_error({_detail(exc)})")
+        return q
+
+
+def _detail(exc: Exception) -> str:
+    return " ".join(str(exc).replace(",", ";").replace("(", "[").replace(")", "]").split())[:200]
+
+
+def check_question(q: Question, graph: CorpusGraph, results: Sequence[tuple[str, list[Hit]]],
+                   config: QuestionConfig, *, answerable: bool = True) -> Question:
+    """`q` with its checks filled in and `rejected` set to the reasons when any fails."""
+    spec = q.spec
+    assert spec is not None
+    leaked = checks.leak(q, graph)
+    query, rank = checks.shortcut(q, graph, results)
+    form = checks.form_problem(q.question, min_words=config.min_words, max_words=config.max_words)
+    missing = checks.ungrounded(q, graph)
+    result = Checks(
+        leakage=bool(leaked), leaked=leaked, shortcut_rank=rank, shortcut_query=query,
+        shortcut=rank is not None, answer_type=checks.answer_type_problem(q, graph),
+        unique=checks.unique(spec, graph), well_formed=not form,
+        placeholder=checks.placeholder(q.question, graph), grounded=not missing,
+        answerable=answerable,
+    )
+    reasons = [name for name, failed in (
+        ("leakage", result.leakage),
+        ("shortcut", result.shortcut),
+        (f"answer_type({result.answer_type})", bool(result.answer_type)),
+        ("not_unique", result.unique is False),
+        (f"malformed({form})", bool(form)),
+        (f"placeholder({result.placeholder})", bool(result.placeholder)),
+        (f"ungrounded({_detail(Exception(missing))})", bool(missing)),
+        ("not_answerable_with_evidence", not answerable),
+    ) if failed]
+    return replace(q, checks=result, rejected=",".join(reasons))
