@@ -83,9 +83,9 @@ def _corpus(n: int, tiny: list[Any]) -> list[Any]:
 
 def _scripted(searcher: Any, questions: list[Any], samples: int, *, batch: int = 64,
               concurrency: int = 64) -> tuple[list[Any], float, float, int]:
-    from hopforge.synth.faults import FaultConfig
-    from hopforge.synth.scripted_solver import ScriptedTeacher
-    from hopforge.synth.trajectories import TrajectoryConfig, run_trajectories
+    from hopforge.synth.trajectories.faults import FaultConfig
+    from hopforge.synth.trajectories.scripted import ScriptedTeacher
+    from hopforge.synth.trajectories.stage import TrajectoryConfig, run_trajectories
 
     config = TrajectoryConfig(samples=samples, concurrency=concurrency, search_batch=batch,
                               faults=FaultConfig.uniform(0.1, timeout_delay_s=0.0))
@@ -198,7 +198,7 @@ def bench_scripted(quick: bool) -> list[dict[str, Any]]:
 def bench_http(quick: bool) -> list[dict[str, Any]]:
     from hopforge.corpus.search import Searcher
     from hopforge.synth.openai_client import OpenAIChatModel
-    from hopforge.synth.trajectories import TrajectoryConfig, run_trajectories
+    from hopforge.synth.trajectories.stage import TrajectoryConfig, run_trajectories
 
     tiny, questions = _tiny()
     searcher = Searcher.from_documents(tiny, dense=False)
@@ -281,7 +281,7 @@ def _rss() -> int:
 def bench_memory(quick: bool) -> list[dict[str, Any]]:
     from hopforge.corpus.search import Searcher
     from hopforge.synth.records import Question
-    from hopforge.synth.trajectories import TrajectoryConfig, run_trajectories
+    from hopforge.synth.trajectories.stage import TrajectoryConfig, run_trajectories
 
     tiny, _ = _tiny()
     docs = _corpus(2_000, tiny)

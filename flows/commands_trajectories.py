@@ -62,8 +62,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def config_from_args(args: argparse.Namespace) -> Any:
     """The `TrajectoryConfig` the flags describe."""
-    from hopforge.synth.faults import FaultConfig
-    from hopforge.synth.trajectories import TrajectoryConfig
+    from hopforge.synth.trajectories.faults import FaultConfig
+    from hopforge.synth.trajectories.stage import TrajectoryConfig
 
     return TrajectoryConfig(
         samples=args.samples,

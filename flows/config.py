@@ -38,7 +38,7 @@ STAGES: tuple[str, ...] = (
 STAGE_SECTIONS: dict[str, tuple[str, str, str]] = {
     "index": ("index", "hopforge.corpus.index", "IndexConfig"),
     "questions": ("questions", "hopforge.synth.questions.config", "QuestionConfig"),
-    "trajectories": ("trajectories", "hopforge.synth.trajectories", "TrajectoryConfig"),
+    "trajectories": ("trajectories", "hopforge.synth.trajectories.stage", "TrajectoryConfig"),
     "score": ("score", "hopforge.filters.pointwise", "ScoreConfig"),
     "filter": ("filter", "hopforge.filters.select", "FilterConfig"),
     "export": ("export", "hopforge.export.records", "ExportConfig"),

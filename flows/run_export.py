@@ -43,8 +43,8 @@ from hopforge.export.selection import BuildInputs, rows, select
 from hopforge.export.shards import ShardWriter, shard_suffix
 from hopforge.export.sharegpt import dataset_info
 from hopforge.filters.records import Decision, PreferencePair, Score
-from hopforge.synth.agent import system_prompt
 from hopforge.synth.records import Question, Trajectory
+from hopforge.synth.trajectories.loop import system_prompt
 
 log = logging.getLogger(__name__)
 TOOL_DEFAULTS: dict[str, Any] = {"page_chars": 1200, "default_k": 5, "max_k": 20, "mode": "hybrid"}

@@ -39,8 +39,8 @@ from hopforge.flows.trajectory_journal import PartWriter, journal_path, read_jou
 from hopforge.flows.trajectory_report import trajectory_report
 from hopforge.synth.chat import ChatModel
 from hopforge.synth.records import Question, Trajectory
-from hopforge.synth.scripted_solver import ScriptedTeacher
-from hopforge.synth.trajectories import (
+from hopforge.synth.trajectories.scripted import ScriptedTeacher
+from hopforge.synth.trajectories.stage import (
     SPEED_FIELDS,
     TrajectoryConfig,
     run_trajectories,

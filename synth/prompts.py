@@ -39,8 +39,8 @@ answer (a name, a date or a number), or "unknown" if you do not know.
 Question: {question}"""
 
 
-# --- the search agent (synth/agent.py) ---
-# Rendered by hopforge.synth.agent and hopforge.synth.context. `{tools}` is the JSON of the tool
+# --- the search agent (synth/trajectories/loop.py) ---
+# Rendered by hopforge.synth.trajectories.loop and .context. `{tools}` is the JSON of the tool
 # schemas; `{call_format}` is AGENT_TEXT_CALLS for servers without native tool calls, else "".
 # AGENT_TEXT_CALLS and AGENT_CHECKPOINT are sent as they are (not formatted).
 

@@ -16,8 +16,8 @@ from hopforge.corpus.layout import BuildDir
 from hopforge.corpus.parts import atomic_write_text, write_json, write_part
 from hopforge.corpus.tools import default_schemas
 from hopforge.filters.records import Decision, PreferencePair, Score
-from hopforge.synth.agent import system_prompt
 from hopforge.synth.records import Fault, Hop, Question, ToolCall, Trajectory, Turn, Usage
+from hopforge.synth.trajectories.loop import system_prompt
 
 NAMES = ("Alder", "Brisk", "Corran", "Dunmore", "Elsby", "Farrow", "Galen", "Hollis", "Ivers")
 PLACES = ("Quillon", "Brackwater", "Sallow Reach", "Tenmouth", "Orvin", "Calden", "Fendle")

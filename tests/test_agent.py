@@ -8,18 +8,18 @@ import pytest
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.tools import ToolBox
 from hopforge.synth import prompts
-from hopforge.synth.agent import run_agent, system_prompt
 from hopforge.synth.chat import Completion, Message, ModelUnavailable
-from hopforge.synth.context import (
+from hopforge.synth.records import Checkpoint, Question, ToolCall
+from hopforge.synth.trajectories.context import (
     CheckpointParseError,
     Context,
     parse_checkpoint_json,
     render_checkpoint,
 )
-from hopforge.synth.faults import FaultConfig, FaultyTools
-from hopforge.synth.records import Checkpoint, Question, ToolCall
-from hopforge.synth.scripted_solver import ScriptedConfig, ScriptedTeacher
-from hopforge.synth.trajectories import (
+from hopforge.synth.trajectories.faults import FaultConfig, FaultyTools
+from hopforge.synth.trajectories.loop import run_agent, system_prompt
+from hopforge.synth.trajectories.scripted import ScriptedConfig, ScriptedTeacher
+from hopforge.synth.trajectories.stage import (
     BatchedTools,
     SearchBatcher,
     TrajectoryConfig,

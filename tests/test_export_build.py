@@ -270,8 +270,8 @@ def test_trajectories_of_the_agent_export_cleanly(
     from hopforge.corpus.store import write_corpus
     from hopforge.flows.run_filters import filter_build, score_build
     from hopforge.flows.run_trajectories import run_trajectories_build
-    from hopforge.synth.faults import FaultConfig
-    from hopforge.synth.trajectories import TrajectoryConfig
+    from hopforge.synth.trajectories.faults import FaultConfig
+    from hopforge.synth.trajectories.stage import TrajectoryConfig
 
     build = BuildDir.at(tmp_path / "b")
     write_corpus(build, agent_documents)

@@ -7,15 +7,15 @@ from typing import Any
 import pytest
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.tools import ToolBox, ToolResult
-from hopforge.synth.faults import (
+from hopforge.synth.records import ToolCall
+from hopforge.synth.trajectories.faults import (
     TRUNCATION_NOTE,
     FaultConfig,
     FaultyTools,
     relayout_result,
     truncate_result,
 )
-from hopforge.synth.records import ToolCall
-from hopforge.synth.trajectories import BatchedTools, SearchBatcher
+from hopforge.synth.trajectories.stage import BatchedTools, SearchBatcher
 
 SEARCH = ToolCall(name="search", arguments={"query": "lighthouse engineer"})
 OPEN = ToolCall(name="open", arguments={"doc_id": "grey-needle"})

@@ -145,9 +145,9 @@ def test_help(command: str, capsys: Any) -> None:
 
 
 def _house_pattern(pattern: str) -> bool:
-    """True for a fingerprint of the scripted teacher's house style (synth/scripted_voice.py)."""
+    """True for a fingerprint of the scripted teacher's house style (synth/trajectories/voice.py)."""
     from hopforge.filters.logodds import mask_names, words
-    from hopforge.synth.scripted_voice import HOUSE, HOUSE_QUERIES
+    from hopforge.synth.trajectories.voice import HOUSE, HOUSE_QUERIES
 
     kind, key = pattern.split(":", 1)
     if kind == "query":
@@ -165,8 +165,8 @@ def test_scripted_teacher_habits_show_up_and_are_reduced(
     tmp_path: Path, agent_documents: list, agent_questions: list
 ) -> None:
     from hopforge.flows.run_trajectories import run_trajectories_build
-    from hopforge.synth.faults import FaultConfig
-    from hopforge.synth.trajectories import TrajectoryConfig
+    from hopforge.synth.trajectories.faults import FaultConfig
+    from hopforge.synth.trajectories.stage import TrajectoryConfig
 
     b = BuildDir.at(tmp_path / "scripted")
     write_corpus(b, agent_documents)

@@ -185,7 +185,7 @@ def test_parts_resume_without_redoing_or_duplicating(
 
 def test_a_part_needs_its_run_planned(tmp_path: Path, local: BuildDir) -> None:
     from hopforge.flows.run_trajectories import run_trajectory_part
-    from hopforge.synth.trajectories import TrajectoryConfig
+    from hopforge.synth.trajectories.stage import TrajectoryConfig
 
     config = load_config(local.config)
     with pytest.raises(HopforgeError, match="not planned"):

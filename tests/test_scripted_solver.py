@@ -7,11 +7,11 @@ from typing import Any
 import pytest
 from hopforge.corpus.errors import HopforgeError
 from hopforge.synth import prompts
-from hopforge.synth.faults import FaultConfig
 from hopforge.synth.records import Question, Trajectory
-from hopforge.synth.scripted_solver import ScriptedConfig, ScriptedTeacher
-from hopforge.synth.scripted_voice import SITUATIONS, VOICES
-from hopforge.synth.trajectories import TrajectoryConfig, run_trajectories
+from hopforge.synth.trajectories.faults import FaultConfig
+from hopforge.synth.trajectories.scripted import ScriptedConfig, ScriptedTeacher
+from hopforge.synth.trajectories.stage import TrajectoryConfig, run_trajectories
+from hopforge.synth.trajectories.voice import SITUATIONS, VOICES
 
 
 def solve(questions: list[Question], searcher: Any, *, samples: int = 1,

@@ -15,9 +15,9 @@ from hopforge.corpus.parts import done_indexes, read_parts, write_part
 from hopforge.corpus.store import write_corpus
 from hopforge.flows.cli import main
 from hopforge.flows.run_trajectories import run_trajectories_build
-from hopforge.synth.faults import FaultConfig
 from hopforge.synth.records import Trajectory
-from hopforge.synth.trajectories import TrajectoryConfig
+from hopforge.synth.trajectories.faults import FaultConfig
+from hopforge.synth.trajectories.stage import TrajectoryConfig
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -8,7 +8,7 @@ nowhere), and it reacts to injected faults: it retries after a timeout, reformul
 empty or cut result, and moves on when a call keeps failing. Deterministic for a seed.
 
 Each trajectory words its thoughts in one voice and builds its queries with one habit, drawn
-from its seed (synth/scripted_voice.py): the house style at the configured rate, another one
+from its seed (synth/trajectories/voice.py): the house style at the configured rate, another one
 otherwise. The style is drawn from a random stream of its own, apart from the one that decides
 the detours, so changing the style rates leaves the detour rates as they are.
 """
@@ -28,7 +28,7 @@ from hopforge.synth import prompts
 from hopforge.synth.annotate import normalize_text
 from hopforge.synth.chat import Completion, Message
 from hopforge.synth.records import Question, ToolCall
-from hopforge.synth.scripted_voice import Speaker, draw_style
+from hopforge.synth.trajectories.voice import Speaker, draw_style
 
 _DOC_ID = re.compile(r"\[doc_id: ([^\]\s]+)\]")
 _WORD = re.compile(r"[A-Za-z0-9][\w'-]*")

@@ -20,19 +20,19 @@ from hopforge.corpus.tools import ToolResult, validate_arguments
 from hopforge.synth import prompts
 from hopforge.synth.annotate import Annotator, normalize_call
 from hopforge.synth.chat import ChatModel, Completion, Message, ModelError, ModelUnreachable
-from hopforge.synth.context import (
+from hopforge.synth.openai_format import RAW_ARGUMENTS
+from hopforge.synth.records import Checkpoint, Question, ToolCall, Trajectory, Turn, Usage
+from hopforge.synth.tool_parsing import ParsedCall, ToolCallParseError, parse_completion
+from hopforge.synth.trajectories.context import (
     CHECKPOINT_RESPONSE_FORMAT,
     CheckpointParseError,
     Context,
     parse_checkpoint_json,
 )
-from hopforge.synth.faults import FaultyTools
-from hopforge.synth.openai_format import RAW_ARGUMENTS
-from hopforge.synth.records import Checkpoint, Question, ToolCall, Trajectory, Turn, Usage
-from hopforge.synth.tool_parsing import ParsedCall, ToolCallParseError, parse_completion
+from hopforge.synth.trajectories.faults import FaultyTools
 
 if TYPE_CHECKING:
-    from hopforge.synth.trajectories import TrajectoryConfig
+    from hopforge.synth.trajectories.stage import TrajectoryConfig
 
 log = logging.getLogger(__name__)
 
