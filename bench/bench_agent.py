@@ -197,7 +197,7 @@ def bench_scripted(quick: bool) -> list[dict[str, Any]]:
 
 def bench_http(quick: bool) -> list[dict[str, Any]]:
     from hopforge.corpus.search import Searcher
-    from hopforge.synth.openai_client import OpenAIChatModel
+    from hopforge.synth.teacher.openai_client import OpenAIChatModel
     from hopforge.synth.trajectories.stage import TrajectoryConfig, run_trajectories
 
     tiny, questions = _tiny()
@@ -254,7 +254,7 @@ class _Wanderer:
         self.doc_ids, self.titles, self.n = doc_ids, titles, 0
 
     async def complete(self, messages: list[Any], **kwargs: Any) -> Any:
-        from hopforge.synth.chat import Completion
+        from hopforge.synth.teacher.chat import Completion
         from hopforge.synth.records import ToolCall
 
         if kwargs.get("response_format"):

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from hopforge.synth.openai_client import OpenAIChatModel
+from hopforge.synth.teacher.openai_client import OpenAIChatModel
 
 LATENCY_S = 0.2
 LEVELS = (16, 64, 256)

@@ -19,10 +19,10 @@ from typing import Any, Literal
 
 from hopforge.corpus.errors import HopforgeError
 from hopforge.filters.pairwise import Comparison
-from hopforge.synth.chat import ChatModel, Message
 from hopforge.synth.concurrency import bounded_map
 from hopforge.synth.prompts import JUDGE_PAIRWISE_PROMPT, JUDGE_POINTWISE_PROMPT, JUDGE_SYSTEM
 from hopforge.synth.records import Question, Trajectory
+from hopforge.synth.teacher.chat import ChatModel, Message
 
 log = logging.getLogger(__name__)
 

@@ -32,8 +32,8 @@ from hopforge.filters.pointwise import ScoreConfig
 from hopforge.filters.records import Score
 from hopforge.filters.report import filter_report, score_report
 from hopforge.filters.select import FilterConfig, filter_trajectories
-from hopforge.synth.chat import ChatModel
 from hopforge.synth.records import Question, Trajectory
+from hopforge.synth.teacher.chat import ChatModel
 
 log = logging.getLogger(__name__)
 MANIFEST = "manifest.json"
@@ -144,7 +144,7 @@ def _run_judge(build: BuildDir, questions: dict[str, Question], trajs: Sequence[
             if judge is not None:
                 return await judge_all(judge, questions, trajs, jconfig, done=done,
                                        on_result=record)
-            from hopforge.synth.openai_client import OpenAIChatModel
+            from hopforge.synth.teacher.openai_client import OpenAIChatModel
 
             key = next((os.environ[k] for k in KEY_ENV if os.environ.get(k)), None)
             async with OpenAIChatModel(config.judge_urls, config.judge_model, api_key=key,

@@ -33,7 +33,7 @@ from hopforge.corpus.parts import (
     write_part,
 )
 from hopforge.corpus.records import Document
-from hopforge.synth.chat import ChatModel
+from hopforge.synth.teacher.chat import ChatModel
 from hopforge.synth.diversity import distinct_n, self_bleu
 from hopforge.synth.questions.checks import NearDuplicates, SearchBackend
 from hopforge.synth.questions.config import QuestionConfig

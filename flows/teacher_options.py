@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from hopforge.corpus.errors import HopforgeError
-from hopforge.synth.openai_format import STRUCTURED_OUTPUT_MODES, StructuredOutput
+from hopforge.synth.teacher.wire import STRUCTURED_OUTPUT_MODES, StructuredOutput
 
 if TYPE_CHECKING:  # httpx is imported only when a model teacher is opened
-    from hopforge.synth.openai_client import OpenAIChatModel
+    from hopforge.synth.teacher.openai_client import OpenAIChatModel
 
 TEACHERS = ("scripted", "openai")
 Teacher = Literal["scripted", "openai"]
@@ -201,7 +201,7 @@ def open_settings(settings: TeacherSettings) -> OpenAIChatModel | None:
     """An `OpenAIChatModel` for resolved settings (None when the teacher is scripted)."""
     if settings.teacher == "scripted":
         return None
-    from hopforge.synth.openai_client import OpenAIChatModel
+    from hopforge.synth.teacher.openai_client import OpenAIChatModel
 
     quiet_http_logs()
     return OpenAIChatModel(

@@ -20,8 +20,8 @@ from hopforge.filters.judge import (
 from hopforge.filters.pointwise import ScoreConfig
 from hopforge.flows.run_filters import score_build
 from hopforge.synth import prompts
-from hopforge.synth.openai_client import OpenAIChatModel
 from hopforge.synth.records import Question, Trajectory
+from hopforge.synth.teacher.openai_client import OpenAIChatModel
 
 from tests.filter_data import make_question, make_trajectory
 from tests.openai_server import OpenAITestServer, Reply

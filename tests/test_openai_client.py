@@ -12,20 +12,20 @@ from typing import Any
 import httpx
 import pytest
 from hopforge.corpus.errors import HopforgeError
-from hopforge.synth.chat import (
+from hopforge.synth.records import ToolCall
+from hopforge.synth.teacher.chat import (
     ChatModel,
     Completion,
     ModelResponseError,
     ModelUnavailable,
     ModelUnreachable,
 )
-from hopforge.synth.connection_pools import PoolSet
-from hopforge.synth.openai_client import OpenAIChatModel
-from hopforge.synth.openai_errors import ModelRequestError
-from hopforge.synth.openai_format import RAW_ARGUMENTS, completion_message, json_schema_format
-from hopforge.synth.records import ToolCall
-from hopforge.synth.replicas import ReplicaSet
-from hopforge.synth.retry import Backoff
+from hopforge.synth.teacher.errors import ModelRequestError
+from hopforge.synth.teacher.openai_client import OpenAIChatModel
+from hopforge.synth.teacher.pools import PoolSet
+from hopforge.synth.teacher.replicas import ReplicaSet
+from hopforge.synth.teacher.retry import Backoff
+from hopforge.synth.teacher.wire import RAW_ARGUMENTS, completion_message, json_schema_format
 
 from tests.openai_server import OpenAITestServer, Reply
 

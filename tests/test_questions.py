@@ -13,7 +13,7 @@ from hopforge.corpus.layout import BuildDir
 from hopforge.corpus.records import Document
 from hopforge.corpus.search import Searcher
 from hopforge.synth import prompts
-from hopforge.synth.openai_client import OpenAIChatModel
+from hopforge.synth.teacher.openai_client import OpenAIChatModel
 from hopforge.synth.questions.checks import probe_queries
 from hopforge.synth.questions.config import QuestionConfig
 from hopforge.synth.questions.graph import CorpusGraph

@@ -13,7 +13,7 @@ from hopforge.flows.teacher_options import (
     resolve_teacher,
     split_urls,
 )
-from hopforge.synth.openai_client import OpenAIChatModel
+from hopforge.synth.teacher.openai_client import OpenAIChatModel
 
 from tests.openai_server import OpenAITestServer, Reply
 

@@ -15,8 +15,8 @@ from typing import Any
 
 from hopforge.synth import prompts
 from hopforge.synth.answers import answers_match, list_items, says_not_found
-from hopforge.synth.chat import ChatModel, Message, ModelResponseError
-from hopforge.synth.openai_format import json_schema_format
+from hopforge.synth.teacher.chat import ChatModel, Message, ModelResponseError
+from hopforge.synth.teacher.wire import json_schema_format
 from hopforge.synth.questions.graph import CorpusGraph
 from hopforge.synth.records import NOT_FOUND, Question, Spec
 

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from hopforge.corpus.records import Document, Hit
-from hopforge.synth.chat import ChatModel, ModelResponseError, ModelUnavailable
+from hopforge.synth.teacher.chat import ChatModel, ModelResponseError, ModelUnavailable
 from hopforge.synth.concurrency import bounded_map
 from hopforge.synth.questions import checks, scripted
 from hopforge.synth.questions.config import QuestionConfig

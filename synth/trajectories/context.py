@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from hopforge.synth import prompts
-from hopforge.synth.chat import Message
 from hopforge.synth.records import Checkpoint
+from hopforge.synth.teacher.chat import Message
 
 CHARS_PER_TOKEN = 4.0  # the starting estimate, until a server reports real prompt sizes
 MESSAGE_OVERHEAD_TOKENS = 4  # role markers and separators per message

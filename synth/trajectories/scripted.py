@@ -26,7 +26,7 @@ from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.records import Document
 from hopforge.synth import prompts
 from hopforge.synth.annotate import normalize_text
-from hopforge.synth.chat import Completion, Message
+from hopforge.synth.teacher.chat import Completion, Message
 from hopforge.synth.records import Question, ToolCall
 from hopforge.synth.trajectories.voice import Speaker, draw_style
 

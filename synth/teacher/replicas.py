@@ -6,7 +6,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hopforge.synth.retry import Backoff
+from hopforge.synth.teacher.retry import Backoff
 
 
 @dataclass(slots=True)

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from hopforge.synth.chat import Completion
-from hopforge.synth.openai_format import RAW_ARGUMENTS
 from hopforge.synth.records import ToolCall
+from hopforge.synth.teacher.chat import Completion
+from hopforge.synth.teacher.wire import RAW_ARGUMENTS
 
 CallFormat = Literal["native", "tagged", "fenced"]
 

@@ -14,8 +14,8 @@ import json
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from hopforge.synth.chat import Completion, Message, ModelResponseError
 from hopforge.synth.records import ToolCall
+from hopforge.synth.teacher.chat import Completion, Message, ModelResponseError
 
 RAW_ARGUMENTS = "__raw__"  # key holding undecodable tool-call arguments, verbatim
 

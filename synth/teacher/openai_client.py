@@ -1,6 +1,6 @@
 """`OpenAIChatModel`: the `ChatModel` for `vllm serve` and any OpenAI-compatible server.
 
-Pooled keep-alive connections (`connection_pools.PoolSet`) serve every call. At most
+Pooled keep-alive connections (`pools.PoolSet`) serve every call. At most
 `concurrency` requests are in flight in total; each goes to the replica (base URL) with the
 fewest requests in flight, ties taken in turn. Connection errors, timeouts, 429 and 5xx are
 retried with capped, jittered exponential backoff (a `Retry-After` header wins); a failing
@@ -22,28 +22,28 @@ from dataclasses import replace
 from typing import Any, Self
 
 import httpx
-from hopforge.synth.chat import (
+from hopforge.synth.records import Usage
+from hopforge.synth.teacher.chat import (
     Completion,
     Message,
     ModelError,
     ModelResponseError,
 )
-from hopforge.synth.connection_pools import PoolSet
-from hopforge.synth.openai_errors import (
+from hopforge.synth.teacher.errors import (
     Failure,
     ModelRequestError,
     request_error,
     unavailable_error,
 )
-from hopforge.synth.openai_format import (
+from hopforge.synth.teacher.pools import PoolSet
+from hopforge.synth.teacher.replicas import Replica, ReplicaSet
+from hopforge.synth.teacher.retry import Backoff, is_retryable_status, parse_retry_after
+from hopforge.synth.teacher.wire import (
     STRUCTURED_OUTPUT_MODES,
     StructuredOutput,
     build_request,
     parse_chat_response,
 )
-from hopforge.synth.records import Usage
-from hopforge.synth.replicas import Replica, ReplicaSet
-from hopforge.synth.retry import Backoff, is_retryable_status, parse_retry_after
 
 __all__ = ["ModelRequestError", "OpenAIChatModel", "StageModel"]
 

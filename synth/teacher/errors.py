@@ -9,7 +9,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hopforge.synth.chat import ModelResponseError, ModelUnavailable, ModelUnreachable
+from hopforge.synth.teacher.chat import ModelResponseError, ModelUnavailable, ModelUnreachable
 
 _CONTEXT_HINTS = (
     "context length",

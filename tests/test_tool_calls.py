@@ -1,8 +1,7 @@
 import pytest
-from hopforge.synth.chat import Completion
-from hopforge.synth.openai_format import RAW_ARGUMENTS
 from hopforge.synth.records import ToolCall
-from hopforge.synth.tool_parsing import (
+from hopforge.synth.teacher.chat import Completion
+from hopforge.synth.teacher.tool_calls import (
     MalformedToolCall,
     NoToolCall,
     ToolCallParseError,
@@ -11,6 +10,7 @@ from hopforge.synth.tool_parsing import (
     parse_native_tool_calls,
     parse_tagged_tool_call,
 )
+from hopforge.synth.teacher.wire import RAW_ARGUMENTS
 
 
 def test_native_takes_the_first_call_and_counts_the_rest() -> None:

@@ -1,0 +1,1 @@
+"""The teacher model client: chat protocol, OpenAI-compatible client, retries, tool-call parsing."""
