@@ -1,113 +1,151 @@
-"""BM25 build time and per-query latency: hopforge's BM25Index against rank-bm25 and bm25s.
+"""BM25 at scale: query latency against rank-bm25 and bm25s, build time and memory per million.
 
-Passages are made from real text: the sentences of ../shared/data (2WikiMultihopQA and HotpotQA
-paragraphs, FOLDOC entries) regrouped at random into passages of 2-6 sentences (~80 words), so
-10k and 100k passages have real vocabulary and length distributions. Queries are the 100
-HotpotQA questions. All three libraries get the same tokens (hopforge's default tokenizer).
-Speeds are ratios against rank-bm25's `BM25Okapi` in the same process; `top10_agree` is the mean
-share of rank-bm25's top-10 (by `get_scores`) found in each system's top-10.
+Passages are synthetic (bench/zipf_corpus.py: Zipfian text over FOLDOC's vocabulary, 30-90
+tokens each) at 100k and 1M (`--quick`: 10k and 50k). Two query sets: 5 distinct tokens drawn
+from a random passage ("doc", many postings), and 2 terms that occur in at most 20 passages
+("rare"). All systems get the same tokens. hopforge's index is built the production way
+(`BM25Builder`: chunks of 50k passages to chunk files, assembled into memory-mapped arrays, then
+loaded memory-mapped) with float32 weights. `top10_equal` is the share of queries whose
+top-10 equals rank-bm25's (by `get_scores`, ties at the 10th score accepted; at 1M, where
+rank-bm25 is too slow, hopforge's own exhaustive scores stand in); `max_rel_diff` is the
+largest relative score difference against that reference. Speeds are ratios in this process.
+Build memory is the peak of Python and numpy allocations (tracemalloc) in a child process that
+builds the largest size; `disk_mb` and the 20M projection are the index files.
 """
 
 from __future__ import annotations
 
-import gzip
 import json
-import random
-import re
+import subprocess
+import sys
+import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+from bench.zipf_corpus import ZipfCorpus, document_queries, foldoc_vocabulary, rare_queries
+
+CHUNK = 50_000
 
 
-def real_sentences() -> list[str]:
-    """Sentences of the real corpora in ../shared/data."""
-    sents: list[str] = []
-    for p in json.loads((SHARED / "wiki" / "2wikimultihopqa_corpus.json").read_text("utf-8")):
-        sents += re.split(r"(?<=[.!?])\s+", p["text"])
-    corpus = json.loads((SHARED / "wiki" / "hotpotqa_train_corpus.json").read_text("utf-8"))
-    for title_sents in corpus.values():
-        sents += [s.strip() for s in title_sents]
-    with gzip.open(SHARED / "dictd" / "foldoc.dict.dz", "rt", encoding="utf-8",
-                   errors="replace") as fh:
-        text = " ".join(fh.read().split())
-    sents += re.split(r"(?<=[.!?])\s+", text)
-    return [s for s in sents if len(s.split()) >= 4]
+def build_hopforge(n: int, vocab: list[str], directory: Path) -> float:
+    """Build the index of `n` passages under `directory` chunk by chunk; returns seconds."""
+    from hopforge.corpus.bm25_build import BM25Builder
 
-
-def make_passages(n: int, sentences: list[str], seed: int = 0) -> list[str]:
-    """n passages of 2-6 random real sentences each."""
-    rng = random.Random(seed)
-    return [" ".join(rng.choices(sentences, k=rng.randint(2, 6))) for _ in range(n)]
-
-
-def queries() -> list[str]:
-    rows = json.loads((SHARED / "wiki" / "hotpotqa_train.json").read_text("utf-8"))
-    return [r["question"] for r in rows]
-
-
-def _agree(ref_top: list[set[int]], tops: list[np.ndarray]) -> float:
-    return float(np.mean([len(r & set(t.tolist())) / max(1, len(r)) for r, t in zip(ref_top, tops)]))
-
-
-def _timed(fn, *args):  # type: ignore[no-untyped-def]
     t = time.perf_counter()
-    out = fn(*args)
-    return out, time.perf_counter() - t
+    builder = BM25Builder(directory, dtype="float32")
+    for chunk in ZipfCorpus(n, vocab).chunks(CHUNK):
+        builder.add(chunk)
+    builder.finish()
+    return time.perf_counter() - t
+
+
+def _peak_memory_mb(n: int, vocab_file: Path, directory: Path) -> float:
+    """Peak traced allocations (MB) of a child process building `n` passages."""
+    code = (
+        "import json, sys, tracemalloc; from pathlib import Path; "
+        "from bench.bench_bm25 import build_hopforge; "
+        f"vocab = json.loads(Path({str(vocab_file)!r}).read_text()); tracemalloc.start(); "
+        f"build_hopforge({n}, vocab, Path({str(directory)!r})); "
+        "print(tracemalloc.get_traced_memory()[1])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[1])
+    return int(out.stdout.split()[-1]) / 2**20
+
+
+def _ms(fn, queries: list[list[str]]) -> tuple[list, float]:  # type: ignore[no-untyped-def]
+    fn(queries[0])
+    t = time.perf_counter()
+    out = [fn(q) for q in queries]
+    return out, 1000 * (time.perf_counter() - t) / len(queries)
+
+
+def _bm25s_top10(bm: object, q: list[str]) -> np.ndarray:
+    return bm.retrieve([q], k=10, show_progress=False, n_threads=1)[0][0]  # type: ignore[attr-defined]
+
+
+def _top10_equal(ref: list[np.ndarray], ids: list[np.ndarray]) -> float:
+    """Share of queries whose top-10 equals the reference's, a tie at the 10th score allowed."""
+    same = 0
+    for scores, got in zip(ref, ids):
+        order = np.argsort(-scores, kind="stable")
+        want = [int(i) for i in order[:10] if scores[i] > 0]
+        got = [int(i) for i in got[:10]]
+        cut = scores[want[-1]] if want else 0.0
+        tied = {int(i) for i in np.flatnonzero(np.isclose(scores, cut, rtol=1e-6))}
+        same += len(got) == len(want) and all(
+            a == b or (a in tied and b in tied) for a, b in zip(want, got))
+    return same / max(1, len(ref))
 
 
 def run(quick: bool = False) -> list[dict]:
-    """One row per (passages, system)."""
+    """One row per (passages, system, query set)."""
     import bm25s
     from hopforge.corpus.bm25 import BM25Index
-    from hopforge.corpus.tokenize import Tokenizer, TokenizerConfig
     from rank_bm25 import BM25Okapi
 
-    tok = Tokenizer(TokenizerConfig(stopwords=True, stem=True))
-    sentences = real_sentences()
-    qtoks = [tok(q) for q in queries()]
+    vocab = foldoc_vocabulary()
+    sizes = [10_000, 50_000] if quick else [100_000, 1_000_000]
     rows: list[dict] = []
-    for n in ([2_000, 10_000] if quick else [10_000, 100_000]):
-        texts = make_passages(n, sentences)
-        corpus, tok_s = _timed(tok.batch, texts)
-        n_ref = 10 if (quick or n >= 100_000) else 30  # get_scores is slow: fewer queries
-        ref, ref_build = _timed(BM25Okapi, corpus)
-        t = time.perf_counter()
-        ref_scores = [ref.get_scores(q) for q in qtoks[:n_ref]]
-        ref_ms = 1000 * (time.perf_counter() - t) / n_ref
-        ref_top = [{int(i) for i in np.argsort(-s, kind="stable")[:10] if s[i] > 0}
-                   for s in ref_scores]
-
-        ours, our_build = _timed(BM25Index.from_tokens, corpus)
-        ours.top_k(qtoks[0], 10)
-        reps = 5
-        t = time.perf_counter()
-        for _ in range(reps):
-            tops = [ours.top_k(q, 10)[0] for q in qtoks]
-        our_ms = 1000 * (time.perf_counter() - t) / (reps * len(qtoks))
-        max_diff = max(float(np.abs(ours.scores(q) - s).max()) for q, s in zip(qtoks, ref_scores))
-
-        bm = bm25s.BM25(method="robertson", k1=1.5, b=0.75)
-        t = time.perf_counter()
-        bm.index(corpus, show_progress=False)
-        bm_build = time.perf_counter() - t
-        bm.retrieve([qtoks[0]], k=10, show_progress=False)
-        t = time.perf_counter()
-        bm_tops = [bm.retrieve([q], k=10, show_progress=False, n_threads=1)[0][0] for q in qtoks]
-        bm_ms = 1000 * (time.perf_counter() - t) / len(qtoks)
-
-        common = {"passages": n, "tokenize_s": round(tok_s, 2)}
-        rows.append({**common, "system": "rank-bm25 BM25Okapi", "build_s": ref_build,
-                     "build_speedup": 1.0, "query_ms": ref_ms, "query_speedup": 1.0,
-                     "top10_agree": 1.0, "max_score_diff": 0.0})
-        rows.append({**common, "system": "hopforge BM25Index", "build_s": our_build,
-                     "build_speedup": ref_build / our_build, "query_ms": our_ms,
-                     "query_speedup": ref_ms / our_ms,
-                     "top10_agree": _agree(ref_top, tops[:n_ref]), "max_score_diff": max_diff})
-        rows.append({**common, "system": "bm25s robertson", "build_s": bm_build,
-                     "build_speedup": ref_build / bm_build, "query_ms": bm_ms,
-                     "query_speedup": ref_ms / bm_ms,
-                     "top10_agree": _agree(ref_top, bm_tops[:n_ref]), "max_score_diff": float("nan")})
-    return rows
+    with tempfile.TemporaryDirectory() as tmp:
+        vocab_file = Path(tmp) / "vocab.json"
+        vocab_file.write_text(json.dumps(vocab))
+        for n in sizes:
+            docs = ZipfCorpus(n, vocab).passages()
+            build_s = build_hopforge(n, vocab, Path(tmp) / f"bm25-{n}")
+            ours = BM25Index.load(Path(tmp) / f"bm25-{n}")
+            disk = sum(p.stat().st_size for p in (Path(tmp) / f"bm25-{n}").iterdir())
+            df = {t: int(ours.indptr[i + 1] - ours.indptr[i]) for t, i in ours.vocab.items()}
+            sets = {"doc": document_queries(docs, 200), "rare": rare_queries(df, 200)}
+            ref_name, ref_ms, ref_build = "hopforge scores()", float("nan"), float("nan")
+            ref_scores: dict[str, list[np.ndarray]] = {}
+            if n <= 100_000:
+                ref_name = "rank-bm25 BM25Okapi"
+                t = time.perf_counter()
+                okapi = BM25Okapi(docs)
+                ref_build = time.perf_counter() - t
+                n_ref = 5 if quick else 10
+                for name, qs in sets.items():
+                    ref_scores[name], ms = _ms(okapi.get_scores, qs[:n_ref])
+                    if name == "doc":
+                        ref_ms = ms
+                    rows.append({"passages": n, "system": ref_name, "queries": name,
+                                 "query_ms": ms, "x_rank_bm25": 1.0, "x_bm25s": float("nan"),
+                                 "top10_equal": 1.0, "max_rel_diff": 0.0, "build_s": ref_build})
+                del okapi
+            else:
+                for name, qs in sets.items():
+                    ref_scores[name] = [ours.scores(q) for q in qs[:20]]
+            bm = bm25s.BM25(method="robertson", k1=1.5, b=0.75)
+            t = time.perf_counter()
+            bm.index(docs, show_progress=False)
+            bm_build = time.perf_counter() - t
+            del docs
+            for name, qs in sets.items():
+                bm_ids, bm_ms = _ms(partial(_bm25s_top10, bm), qs)
+                our_top, our_ms = _ms(partial(ours.top_k, k=10), qs)
+                ref = ref_scores[name]
+                diff = max(float(np.max(np.abs(ours.scores(q) - s) / np.maximum(1.0, np.abs(s))))
+                           for q, s in zip(qs, ref))
+                rref = ref_ms if name == "doc" else float("nan")
+                rows.append({"passages": n, "system": "bm25s robertson", "queries": name,
+                             "query_ms": bm_ms, "x_rank_bm25": rref / bm_ms, "x_bm25s": 1.0,
+                             "top10_equal": _top10_equal(ref, bm_ids[: len(ref)]),
+                             "max_rel_diff": float("nan"), "build_s": bm_build})
+                rows.append({"passages": n, "system": "hopforge BM25Index f32", "queries": name,
+                             "query_ms": our_ms, "x_rank_bm25": rref / our_ms,
+                             "x_bm25s": bm_ms / our_ms,
+                             "top10_equal": _top10_equal(ref, [i for i, _ in our_top[: len(ref)]]),
+                             "max_rel_diff": diff, "build_s": build_s,
+                             "build_s_per_M": build_s * 1e6 / n, "disk_mb": disk / 2**20,
+                             "disk_gb_20M": disk / n * 20e6 / 2**30})
+            del bm, ours
+        peak = _peak_memory_mb(sizes[-1], vocab_file, Path(tmp) / "bm25-peak")
+    for r in rows:
+        if r["system"].startswith("hopforge") and r["passages"] == sizes[-1]:
+            r["peak_mb"] = peak
+    keys = list(rows[-1]) + ["peak_mb"]
+    return [{k: r.get(k, "") for k in dict.fromkeys(keys)} for r in rows]
