@@ -83,7 +83,7 @@ class Searcher:
         texts = [index_text(p, with_title=config.title_in_passage) for p in passages]
         tokenizer = Tokenizer(config.tokenizer_config())
         bm25 = BM25Index.from_tokens(tokenizer.batch(texts), k1=config.k1, b=config.b,
-                                     epsilon=config.epsilon)
+                                     epsilon=config.epsilon, dtype=config.bm25_dtype)
         vectors = None
         if dense:
             from hopforge.corpus.dense import embedder_from_config
