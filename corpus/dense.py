@@ -47,9 +47,12 @@ class SentenceTransformerEmbedder:
     """Any sentence-transformers model by name or path; default the offline all-MiniLM-L6-v2."""
 
     def __init__(self, model: str = "", *, batch_size: int = 64, max_seq_length: int = 256,
-                 device: str = "cpu", dtype: str = "float32", progress: bool = False) -> None:
+                 device: str = "auto", dtype: str = "auto", progress: bool = False) -> None:
         self.name = model or DEFAULT_MODEL
-        self.model = _load_model(model or default_model_path(), device, max_seq_length, dtype)
+        self.device = resolve_device(device)
+        self.dtype = resolve_dtype(dtype, self.device)
+        self.model = _load_model(model or default_model_path(), self.device, max_seq_length,
+                                 self.dtype)
         get_dim = getattr(self.model, "get_embedding_dimension", None)
         dim = get_dim() if get_dim else self.model.get_sentence_embedding_dimension()
         if dim is None:
@@ -82,9 +85,35 @@ def _load_model(path: str, device: str, max_seq_length: int, dtype: str = "float
             "already in the Hugging Face cache (downloads are off), or index with --no-dense"
         ) from exc
     model.max_seq_length = min(max_seq_length, model.max_seq_length or max_seq_length)
-    if dtype == "bfloat16":  # about 2x faster on CPUs with bf16 support; see bench/bench_dense.py
-        model = model.to(torch.bfloat16)
+    if dtype in ("bfloat16", "float16"):  # see bench/bench_dense.py for speed and recall
+        model = model.to(getattr(torch, dtype))
     return model
+
+
+def resolve_device(device: str) -> str:
+    """`auto` becomes cuda when torch sees a GPU, else cpu; anything else is kept."""
+    if device and device != "auto":
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def cpu_has_native_bf16() -> bool:
+    """Whether this CPU computes bf16 natively (AVX512-BF16 or AMX), where bf16 beats fp32."""
+    import torch
+
+    checks = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
+    return any(bool(getattr(torch.cpu, name, lambda: False)()) for name in checks)
+
+
+def resolve_dtype(dtype: str, device: str) -> str:
+    """`auto` becomes float16 on a GPU, bfloat16 on a CPU with native bf16, else float32."""
+    if dtype != "auto":
+        return dtype
+    if device.startswith("cuda"):
+        return "float16"
+    return "bfloat16" if device == "cpu" and cpu_has_native_bf16() else "float32"
 
 
 def embedder_from_config(config: IndexConfig, *, progress: bool = False) -> Embedder:

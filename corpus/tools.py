@@ -214,8 +214,10 @@ class ToolBox:
         if wanted in self.searcher.documents:
             return _failure(f"{tool}: unknown doc_id {doc_id!r}; did you mean {wanted!r}? "
                             "Pass the doc_id alone, exactly as shown in search results")
-        by_title = [d.doc_id for d in self.searcher.documents.values()
-                    if d.title.casefold() == wanted.casefold()]
+        docs = self.searcher.documents
+        lookup = getattr(docs, "doc_ids_by_title", None)  # a remote service answers it itself
+        by_title = (lookup(wanted) if lookup is not None else
+                    [d.doc_id for d in docs.values() if d.title.casefold() == wanted.casefold()])
         if by_title:
             return _failure(f"{tool}: {doc_id!r} is a title, not a doc_id; its doc_id is "
                             f"{by_title[0]!r}")

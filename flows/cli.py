@@ -16,6 +16,7 @@ from hopforge.corpus.errors import HopforgeError
 COMMAND_MODULES = (
     "hopforge.flows.commands_corpus",
     "hopforge.flows.commands_index",
+    "hopforge.flows.commands_serve_search",
     "hopforge.flows.commands_questions",
     "hopforge.flows.commands_trajectories",
     "hopforge.flows.commands_filters",

@@ -57,6 +57,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     g.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
     g.add_argument("--force", action="store_true",
                    help="delete finished parts and start over")
+    g.add_argument("--tools-url", metavar="URL",
+                   help="use a running `hopforge serve-search` (e.g. http://search-host:8900) "
+                   "instead of loading the index")
     p.set_defaults(func=_run)
 
 
@@ -98,8 +101,14 @@ def _run(args: argparse.Namespace) -> int:
         bar.refresh()
 
     try:
+        searcher = None
+        if args.tools_url:
+            from hopforge.corpus.remote import RemoteSearcher
+
+            searcher = RemoteSearcher(args.tools_url)
         report = run_trajectories_build(BuildDir.at(args.build), config, teacher=teacher,
-                                        force=args.force, progress=progress)
+                                        force=args.force, progress=progress,
+                                        searcher=searcher)  # type: ignore[arg-type]
     finally:
         bar.close()
     terms = ", ".join(f"{k} {v}" for k, v in report["terminations"].items() if v)

@@ -120,12 +120,25 @@ class TeacherConfig:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ToolsSettings:
+    """[tools]: where the agent's search tools run; empty url: the index loaded in process."""
+
+    url: str = ""  # a running `hopforge serve-search`, e.g. "http://search-host:8900"
+
+    def __post_init__(self) -> None:
+        if self.url and not self.url.startswith(("http://", "https://")):
+            raise ConfigError(f"[tools] url = {self.url!r} is not an http(s) URL: use e.g. "
+                              "\"http://search-host:8900\" (see `hopforge serve-search`)")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class BuildConfig:
     """A validated build file: settings of the build and one config object per stage."""
 
     build: BuildSettings
     corpus: CorpusSettings
     teacher: TeacherConfig
+    tools: ToolsSettings = field(default_factory=ToolsSettings)
     stages: Mapping[str, Any] = field(default_factory=dict)  # stage name -> its config object
     base_dir: Path = Path(".")
     api_key: str = field(default="", repr=False)  # from HOPFORGE_API_KEY; never written out
@@ -154,6 +167,7 @@ class BuildConfig:
             "build": dataclass_to_table(self.build),
             "corpus": {**dataclass_to_table(self.corpus), "sources": self.source_paths()},
             "teacher": dataclass_to_table(self.teacher),
+            "tools": dataclass_to_table(self.tools),
         }
         for stage, (section, _, _) in STAGE_SECTIONS.items():
             if self.stages.get(stage) is not None:
@@ -219,7 +233,7 @@ def parse_config(
 ) -> BuildConfig:
     """Validate a parsed build file; `env` supplies teacher URL/model/key when the file has none."""
     env = os.environ if env is None else env
-    allowed = ["build", "corpus", "teacher", *(s for s, _, _ in STAGE_SECTIONS.values()),
+    allowed = ["build", "corpus", "teacher", "tools", *(s for s, _, _ in STAGE_SECTIONS.values()),
                "meta"]  # [meta]: hashes hopforge writes into a frozen copy; ignored here
     check_keys("", doc, allowed)
     build_table = dict(doc.get("build", {}))
@@ -247,6 +261,7 @@ def parse_config(
             "[\"http://HOST:8000/v1\"] and model = \"NAME\", or export "
             f"{ENV_URL} (comma-separated for several replicas) and {ENV_MODEL}"
         )
+    tools = table_to_dataclass("tools", doc.get("tools", {}), ToolsSettings)
     stages: dict[str, Any] = {}
     for stage, (section, _, _) in STAGE_SECTIONS.items():
         table = dict(doc.get(section, {}))
@@ -260,7 +275,7 @@ def parse_config(
         if "seed" in names and "seed" not in table:
             table["seed"] = build.seed
         stages[stage] = table_to_dataclass(section, table, cls)
-    return BuildConfig(build=build, corpus=corpus, teacher=teacher, stages=stages,
+    return BuildConfig(build=build, corpus=corpus, teacher=teacher, tools=tools, stages=stages,
                        base_dir=base_dir,
                        api_key=next((env[k] for k in ENV_KEYS if env.get(k)), ""))
 

@@ -115,6 +115,15 @@ def open_teacher(config: BuildConfig) -> Any:
     ))
 
 
+def open_search(config: BuildConfig) -> Any:
+    """A client of the search service of [tools] url, or None to load the index in process."""
+    if not config.tools.url:
+        return None
+    from hopforge.corpus.remote import RemoteSearcher
+
+    return RemoteSearcher(config.tools.url)
+
+
 def _questions(build: BuildDir, config: BuildConfig, progress: Progress) -> dict[str, Any]:
     from hopforge.flows.run_questions import run_questions_build
 
@@ -127,7 +136,8 @@ def _trajectories(build: BuildDir, config: BuildConfig, progress: Progress) -> d
     from hopforge.flows.run_trajectories import run_trajectories_build
 
     report = run_trajectories_build(build, config.stages["trajectories"],
-                                    teacher=open_teacher(config), progress=progress)
+                                    teacher=open_teacher(config), progress=progress,
+                                    searcher=open_search(config))
     return _headline("trajectories", report)
 
 
@@ -155,7 +165,7 @@ def run_part(stage: str, build: BuildDir, config: BuildConfig, index: int) -> di
 
     _check_parted(stage)
     return run_trajectory_part(build, config.stages["trajectories"], index,
-                               teacher=open_teacher(config))
+                               teacher=open_teacher(config), searcher=open_search(config))
 
 
 def finish_parts(stage: str, build: BuildDir, config: BuildConfig,

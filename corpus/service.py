@@ -1,0 +1,263 @@
+"""The search service: one process holds the index and serves search, open and find over HTTP.
+
+`hopforge serve-search BUILD` runs `serve` on a loaded `Searcher`. Routes (JSON in and out):
+
+- `GET /health`: passages, documents, whether the index has vectors, the default mode.
+- `POST /search {"queries": [...], "k": 10, "mode": "hybrid"}`: `{"hits": [[Hit row, ...], ...]}`.
+- `POST /tools/search|open|find|answer {arguments}`: the agent's tool result
+  `{"text", "ok", "error", "doc_ids"}`, exactly as `ToolBox.call` gives it in process.
+- `POST /documents {"doc_ids": [...]}`: `{"documents": [Document row or null, ...]}`;
+  `POST /titles {"title": ...}`: the doc_ids with that title; `GET /doc_ids`.
+- `POST /retrieve {"queries": [...], "topk": 3, "return_scores": true}`: Search-R1's retrieval
+  server shape, `{"result": [[{"document": {"id", "contents"}, "score"}, ...], ...]}` with
+  contents `"Title"\\npassage text`.
+
+Concurrent search requests are gathered into `search_batch` calls by one worker thread, so
+query embeddings of a dense index are computed in batches. The client is `RemoteSearcher`
+(corpus/remote.py).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, cast
+
+from hopforge.corpus.errors import HopforgeError
+from hopforge.corpus.records import Hit
+from hopforge.corpus.search import Searcher
+from hopforge.corpus.tools import ToolBox
+
+log = logging.getLogger(__name__)
+
+DEFAULT_PORT = 8900
+MAX_BATCH = 64
+MAX_BODY = 16 * 2**20
+SEARCH_R1_TOPK = 3  # Search-R1's retrieval server default when a request gives no topk
+
+
+class _Batcher:
+    """Runs queued searches in `search_batch` calls on one thread, whatever arrives together."""
+
+    def __init__(self, searcher: Searcher) -> None:
+        self.searcher = searcher
+        self._queue: queue.Queue[tuple[list[str], int, str, Future[list[list[Hit]]]] | None] = (
+            queue.Queue())
+        self._thread = threading.Thread(target=self._loop, name="search-batcher", daemon=True)
+        self._thread.start()
+
+    def search(self, queries: list[str], k: int, mode: str) -> list[list[Hit]]:
+        future: Future[list[list[Hit]]] = Future()
+        self._queue.put((queries, k, mode, future))
+        return future.result()
+
+    def close(self) -> None:
+        self._queue.put(None)
+        self._thread.join(timeout=5)
+
+    def _loop(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            batch = [item]
+            while len(batch) < MAX_BATCH:
+                try:
+                    nxt = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if nxt is None:
+                    self._queue.put(None)
+                    break
+                batch.append(nxt)
+            groups: dict[tuple[int, str], list[int]] = {}
+            for i, (_, k, mode, _) in enumerate(batch):
+                groups.setdefault((k, mode), []).append(i)
+            for (k, mode), idx in groups.items():
+                queries = [q for i in idx for q in batch[i][0]]
+                try:
+                    hits = self.searcher.search_batch(queries, k=k, mode=mode)
+                except Exception as exc:  # noqa: BLE001 - each waiting request gets the error
+                    for i in idx:
+                        batch[i][3].set_exception(exc)
+                    continue
+                at = 0
+                for i in idx:
+                    n = len(batch[i][0])
+                    batch[i][3].set_result(hits[at : at + n])
+                    at += n
+
+
+class _ThroughBatcher:
+    """The part of a `Searcher` a `ToolBox` uses, with searches going through the batcher."""
+
+    def __init__(self, searcher: Searcher, batcher: _Batcher) -> None:
+        self.documents = searcher.documents
+        self._batcher = batcher
+
+    def search(self, query: str, k: int = 10, mode: str = "hybrid") -> list[Hit]:
+        return self._batcher.search([query], k, mode)[0]
+
+
+class SearchService:
+    """What the routes do, over one searcher and its toolbox (no HTTP in here)."""
+
+    def __init__(self, searcher: Searcher, *, mode: str = "", page_chars: int = 1200,
+                 default_k: int = 5, max_k: int = 20) -> None:
+        self.searcher = searcher
+        self.mode = mode or searcher.default_mode
+        self._batcher = _Batcher(searcher)
+        self.toolbox = ToolBox(cast(Searcher, _ThroughBatcher(searcher, self._batcher)),
+                               page_chars=page_chars, default_k=default_k, max_k=max_k,
+                               mode=self.mode)
+        self._passages: dict[str, Any] | None = None
+        self._titles: dict[str, list[str]] | None = None
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        self._batcher.close()
+
+    def health(self) -> dict[str, Any]:
+        return {"ok": True, "documents": len(self.searcher.documents),
+                "passages": len(self.searcher.passages), "dense": self.searcher.has_dense,
+                "default_mode": self.searcher.default_mode, "tool_mode": self.mode}
+
+    def search(self, body: dict[str, Any]) -> dict[str, Any]:
+        queries = body.get("queries")
+        if queries is None and isinstance(body.get("query"), str):
+            queries = [body["query"]]
+        if not isinstance(queries, list) or not all(isinstance(q, str) for q in queries):
+            raise HopforgeError('/search needs "queries": a list of strings')
+        k = _int(body.get("k", 10), "k")
+        mode = body.get("mode") or self.searcher.default_mode
+        hits = self._batcher.search(queries, k, str(mode))
+        return {"hits": [[h.to_row() for h in row] for row in hits]}
+
+    def tool(self, name: str, body: dict[str, Any]) -> dict[str, Any]:
+        result = self.toolbox.call(name, body)
+        return {"text": result.text, "ok": result.ok, "error": result.error,
+                "doc_ids": list(result.doc_ids)}
+
+    def documents(self, body: dict[str, Any]) -> dict[str, Any]:
+        ids = body.get("doc_ids")
+        if not isinstance(ids, list):
+            raise HopforgeError('/documents needs "doc_ids": a list of doc_id strings')
+        docs = self.searcher.documents
+        return {"documents": [docs[i].to_row() if isinstance(i, str) and i in docs else None
+                              for i in ids]}
+
+    def titles(self, body: dict[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            if self._titles is None:
+                self._titles = {}
+                for d in self.searcher.documents.values():
+                    self._titles.setdefault(d.title.casefold(), []).append(d.doc_id)
+        return {"doc_ids": self._titles.get(str(body.get("title", "")).casefold(), [])}
+
+    def doc_ids(self) -> dict[str, Any]:
+        return {"doc_ids": list(self.searcher.documents)}
+
+    def retrieve(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Search-R1's `/retrieve`: the best passages of each query, as corpus rows."""
+        queries = body.get("queries")
+        if not isinstance(queries, list) or not all(isinstance(q, str) for q in queries):
+            raise HopforgeError('/retrieve needs "queries": a list of strings')
+        topk = _int(body.get("topk") or SEARCH_R1_TOPK, "topk")
+        with self._lock:
+            if self._passages is None:
+                self._passages = {p.passage_id: p for p in self.searcher.passages}
+        hits = self._batcher.search(queries, topk, self.searcher.default_mode)
+        docs = self.searcher.documents
+        result = []
+        for row in hits:
+            items = []
+            for h in row:
+                p = self._passages[h.passage_id]
+                doc = {"id": h.passage_id, "doc_id": h.doc_id,
+                       "contents": f'"{docs[h.doc_id].title}"\n{p.text}'}
+                items.append({"document": doc, "score": h.score} if body.get("return_scores")
+                             else doc)
+            result.append(items)
+        return {"result": result}
+
+
+def _int(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise HopforgeError(f'"{name}" must be an integer of 1 or more, got {value!r}')
+    return value
+
+
+def _handler(service: SearchService) -> type[BaseHTTPRequestHandler]:
+    posts: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+        "/search": service.search, "/documents": service.documents,
+        "/titles": service.titles, "/retrieve": service.retrieve,
+    }
+    gets: dict[str, Callable[[], dict[str, Any]]] = {"/health": service.health,
+                                                     "/doc_ids": service.doc_ids}
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive: clients reuse their connections
+
+        def log_message(self, format: str, *args: Any) -> None:
+            log.debug("%s " + format, self.address_string(), *args)
+
+        def _send(self, status: int, payload: dict[str, Any]) -> None:
+            body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self) -> None:
+            route = gets.get(self.path.split("?")[0])
+            if route is None:
+                self._send(HTTPStatus.NOT_FOUND, {"error": f"no route GET {self.path}"})
+                return
+            self._send(HTTPStatus.OK, route())
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            if length > MAX_BODY:
+                self._send(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, {"error": "request too large"})
+                return
+            raw = self.rfile.read(length)
+            path = self.path.split("?")[0]
+            try:
+                body = json.loads(raw or b"{}")
+                if not isinstance(body, dict):
+                    raise HopforgeError("the request body must be a JSON object")
+                if path.startswith("/tools/"):
+                    payload = service.tool(path.removeprefix("/tools/"), body)
+                elif path in posts:
+                    payload = posts[path](body)
+                else:
+                    self._send(HTTPStatus.NOT_FOUND, {"error": f"no route POST {path}"})
+                    return
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                self._send(HTTPStatus.BAD_REQUEST, {"error": f"the body is not JSON: {exc}"})
+                return
+            except HopforgeError as exc:
+                self._send(HTTPStatus.BAD_REQUEST, {"error": str(exc)})
+                return
+            self._send(HTTPStatus.OK, payload)
+
+    return Handler
+
+
+def make_server(service: SearchService, host: str = "127.0.0.1",
+                port: int = DEFAULT_PORT) -> ThreadingHTTPServer:
+    """An HTTP server for `service` bound to host:port (port 0 picks a free one)."""
+    try:
+        server = ThreadingHTTPServer((host, port), _handler(service))
+    except OSError as exc:
+        raise HopforgeError(f"cannot listen on {host}:{port} ({exc.strerror}): choose another "
+                            "--port, or stop the process that holds it") from exc
+    server.daemon_threads = True
+    return server
