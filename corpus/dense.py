@@ -68,7 +68,11 @@ class SentenceTransformerEmbedder:
         show = self.progress and not queries and len(texts) > self.batch_size
         out = self.model.encode(list(texts), batch_size=self.batch_size, convert_to_numpy=True,
                                 normalize_embeddings=True, show_progress_bar=show)
-        return np.ascontiguousarray(out, dtype=np.float32)
+        out = np.ascontiguousarray(out, dtype=np.float32)
+        if self.dtype != "float32":  # normalized in half precision: unit length again in fp32
+            norms = np.linalg.norm(out, axis=1, keepdims=True)
+            out /= np.where(norms == 0, 1.0, norms)
+        return out
 
 
 @lru_cache(maxsize=2)

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MODES = ("bm25", "dense", "hybrid")
-INDEX_KINDS = ("auto", "flat", "hnsw", "ivf")
+INDEX_KINDS = ("auto", "flat", "hnsw", "ivf", "ivfpq")
 MANIFEST_VERSION = 1
 BM25_CHUNK_PASSAGES = 100_000  # passages tokenized and written per BM25 chunk file
 
@@ -73,6 +73,7 @@ class IndexConfig:
     # fp32, same top hits, see `python -m bench dense`), else float32
     dtype: str = "auto"
     # faiss: exact below flat_threshold vectors, else `ann` (hnsw or ivf); index_kind forces one
+    # (auto, flat, hnsw, ivf, ivfpq)
     index_kind: str = "auto"
     flat_threshold: int = 50_000
     ann: str = "hnsw"
@@ -81,6 +82,12 @@ class IndexConfig:
     hnsw_ef_search: int = 128
     ivf_nlist: int = 0  # 0: about 4 * sqrt(vectors)
     ivf_nprobe: int = 16
+    # past a million vectors `auto` takes IVF-PQ when `ann` would not fit this many GiB
+    # (0: half the machine's memory); PQ codes of pq_m bytes (0: dim / 8), the candidates
+    # (pq_refine * k) rescored exactly against the memory-mapped embeddings
+    memory_budget_gb: float = 0.0
+    pq_m: int = 0
+    pq_refine: int = 4
     # hybrid: weighted reciprocal-rank fusion over `depth` documents from each retriever
     bm25_weight: float = 1.0
     dense_weight: float = 1.0
@@ -106,6 +113,9 @@ class IndexConfig:
         _check_range("hnsw_ef_search", self.hnsw_ef_search, 8, 4096)
         _check_range("ivf_nlist", self.ivf_nlist, 0, 1_000_000)
         _check_range("ivf_nprobe", self.ivf_nprobe, 1, 1_000_000)
+        _check_range("memory_budget_gb", self.memory_budget_gb, 0.0, 1e6)
+        _check_range("pq_m", self.pq_m, 0, 1024)
+        _check_range("pq_refine", self.pq_refine, 1, 100)
         _check_range("bm25_weight", self.bm25_weight, 0.0, 100.0)
         _check_range("dense_weight", self.dense_weight, 0.0, 100.0)
         if self.bm25_weight == 0 and self.dense_weight == 0:

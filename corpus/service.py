@@ -12,8 +12,9 @@
   server shape, `{"result": [[{"document": {"id", "contents"}, "score"}, ...], ...]}` with
   contents `"Title"\\npassage text`.
 
-Concurrent search requests are gathered into `search_batch` calls by one worker thread, so
-query embeddings of a dense index are computed in batches. The client is `RemoteSearcher`
+BM25 searches run in the request's thread; searches that embed their queries (dense, hybrid)
+are gathered into `search_batch` calls by one worker thread, so that concurrent requests share
+one embedding batch. The client is `RemoteSearcher`
 (corpus/remote.py).
 """
 
@@ -99,10 +100,16 @@ class _ThroughBatcher:
 
     def __init__(self, searcher: Searcher, batcher: _Batcher) -> None:
         self.documents = searcher.documents
-        self._batcher = batcher
+        self._searcher, self._batcher = searcher, batcher
+
+    def search_batch(self, queries: list[str], k: int, mode: str) -> list[list[Hit]]:
+        """Searches that embed queries go through the batcher; BM25 runs in the calling thread."""
+        if mode == "bm25" or not self._searcher.has_dense:
+            return self._searcher.search_batch(queries, k=k, mode=mode)
+        return self._batcher.search(queries, k, mode)
 
     def search(self, query: str, k: int = 10, mode: str = "hybrid") -> list[Hit]:
-        return self._batcher.search([query], k, mode)[0]
+        return self.search_batch([query], k, mode)[0]
 
 
 class SearchService:
@@ -113,7 +120,8 @@ class SearchService:
         self.searcher = searcher
         self.mode = mode or searcher.default_mode
         self._batcher = _Batcher(searcher)
-        self.toolbox = ToolBox(cast(Searcher, _ThroughBatcher(searcher, self._batcher)),
+        self._search = _ThroughBatcher(searcher, self._batcher)
+        self.toolbox = ToolBox(cast(Searcher, self._search),
                                page_chars=page_chars, default_k=default_k, max_k=max_k,
                                mode=self.mode)
         self._passages: dict[str, Any] | None = None
@@ -136,7 +144,7 @@ class SearchService:
             raise HopforgeError('/search needs "queries": a list of strings')
         k = _int(body.get("k", 10), "k")
         mode = body.get("mode") or self.searcher.default_mode
-        hits = self._batcher.search(queries, k, str(mode))
+        hits = self._search.search_batch(queries, k, str(mode))
         return {"hits": [[h.to_row() for h in row] for row in hits]}
 
     def tool(self, name: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -172,7 +180,7 @@ class SearchService:
         with self._lock:
             if self._passages is None:
                 self._passages = {p.passage_id: p for p in self.searcher.passages}
-        hits = self._batcher.search(queries, topk, self.searcher.default_mode)
+        hits = self._search.search_batch(queries, topk, self.searcher.default_mode)
         docs = self.searcher.documents
         result = []
         for row in hits:
@@ -203,6 +211,7 @@ def _handler(service: SearchService) -> type[BaseHTTPRequestHandler]:
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive: clients reuse their connections
+        disable_nagle_algorithm = True  # a reply is two writes: do not wait for an ACK between
 
         def log_message(self, format: str, *args: Any) -> None:
             log.debug("%s " + format, self.address_string(), *args)
@@ -245,6 +254,11 @@ def _handler(service: SearchService) -> type[BaseHTTPRequestHandler]:
                 return
             except HopforgeError as exc:
                 self._send(HTTPStatus.BAD_REQUEST, {"error": str(exc)})
+                return
+            except Exception as exc:
+                log.exception("POST %s failed", path)
+                self._send(HTTPStatus.INTERNAL_SERVER_ERROR,
+                           {"error": f"{type(exc).__name__}: {exc} (see the service's log)"})
                 return
             self._send(HTTPStatus.OK, payload)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
@@ -71,13 +72,16 @@ class Tokenizer:
 
     config: TokenizerConfig = field(default_factory=TokenizerConfig)
     _stem_cache: dict[str, str] = field(default_factory=dict, repr=False)
-    _stemmer: Any = field(default=None, repr=False)
+    _local: threading.local = field(default_factory=threading.local, repr=False)
 
-    def __post_init__(self) -> None:
-        if self.config.stem:
+    def _stemmer(self) -> Any:
+        """This thread's snowball stemmer (a stemmer keeps state while it works on a word)."""
+        stemmer = getattr(self._local, "stemmer", None)
+        if stemmer is None:
             import snowballstemmer
 
-            self._stemmer = snowballstemmer.stemmer(self.config.language)
+            stemmer = self._local.stemmer = snowballstemmer.stemmer(self.config.language)
+        return stemmer
 
     def __call__(self, text: str) -> list[str]:
         """Tokens of `text`, in order (repeats kept: BM25 counts them)."""
@@ -91,13 +95,15 @@ class Tokenizer:
         if cfg.stopwords:
             stop = STOPWORDS[cfg.language]
             tokens = [t for t in tokens if t not in stop]
-        if self._stemmer is not None:
+        if cfg.stem:
             cache = self._stem_cache
+            stemmer = None
             out = []
             for t in tokens:
                 s = cache.get(t)
                 if s is None:
-                    s = self._stemmer.stemWord(t)
+                    stemmer = stemmer or self._stemmer()
+                    s = stemmer.stemWord(t)
                     if len(cache) < 1_000_000:
                         cache[t] = s
                 out.append(s)

@@ -35,7 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--max-seq-length", type=int, help="embedding truncation length in tokens")
     p.add_argument("--passage-words", type=int, help="passage size in words")
     p.add_argument("--passage-overlap", type=int, help="overlap of consecutive passages in words")
-    p.add_argument("--index-kind", choices=("auto", "flat", "hnsw", "ivf"),
+    p.add_argument("--index-kind", choices=("auto", "flat", "hnsw", "ivf", "ivfpq"),
                    help="faiss index kind (auto: exact below --flat-threshold vectors)")
     p.add_argument("--flat-threshold", type=int, help="vectors below which search is exact")
     p.add_argument("--no-progress", action="store_true", help="no progress bar while embedding")

@@ -147,6 +147,32 @@ def test_approximate_indexes_agree_with_exact_search(kind: str, tmp_path: Path) 
     np.testing.assert_array_equal(loaded.search(q, 10)[1], found)
 
 
+def test_ivfpq_rescored_against_memory_mapped_vectors(tmp_path: Path) -> None:
+    from hopforge.corpus.dense import write_cache
+
+    x, q = _clustered(5_000, 32, 3), _clustered(100, 32, 4)
+    config = IndexConfig(index_kind="ivfpq", ivf_nprobe=64, pq_m=8, pq_refine=8)
+    approx = VectorIndex.build(x, config)
+    assert approx.kind == "ivfpq" and approx.params["pq_m"] == 8
+    _, truth = VectorIndex.build(x, kind="flat").search(q, 10)
+    scores, found = approx.search(q, 10)
+    recall = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(truth, found, strict=True)])
+    assert recall >= 0.9
+    assert np.all(np.diff(scores, axis=1) <= 1e-6)  # exact scores, best first
+    write_cache(tmp_path, "salt", [str(i) for i in range(len(x))], x)
+    approx.save(tmp_path)
+    loaded = VectorIndex.load(tmp_path)
+    assert isinstance(loaded.exact_vectors, np.memmap)
+    np.testing.assert_array_equal(loaded.search(q, 10)[1], found)
+
+
+def test_auto_kind_past_a_million_vectors_follows_the_memory_budget() -> None:
+    big = 2_000_000
+    assert choose_kind(big, dim=384, memory_budget_gb=64) == "hnsw"
+    assert choose_kind(big, dim=384, memory_budget_gb=2) == "ivfpq"  # HNSW would take ~3.3 GiB
+    assert choose_kind(500_000, dim=384, memory_budget_gb=0.1) == "hnsw"  # below a million
+
+
 def test_flat_index_is_exact_cosine() -> None:
     x = _clustered(300, 8, 2)
     index = VectorIndex.build(x)
