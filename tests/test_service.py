@@ -15,8 +15,8 @@ from hopforge.corpus.search import Searcher
 from hopforge.corpus.service import SearchService, make_server
 from hopforge.corpus.tools import ToolBox
 from hopforge.synth.records import Question
-from hopforge.synth.scripted_solver import ScriptedConfig, ScriptedTeacher
-from hopforge.synth.trajectories import TrajectoryConfig, run_trajectories
+from hopforge.synth.trajectories.scripted import ScriptedConfig, ScriptedTeacher
+from hopforge.synth.trajectories.stage import TrajectoryConfig, run_trajectories
 
 QUERIES = ["volcano in the north", "who founded the harbour town", "river", "zzzz qqqq",
            "Mount Fendle"]
