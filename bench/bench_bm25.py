@@ -2,8 +2,8 @@
 
 Passages are synthetic (bench/zipf_corpus.py: Zipfian text over FOLDOC's vocabulary, 30-90
 tokens each) at 100k and 1M (`--quick`: 10k and 50k). Two query sets: 5 distinct tokens drawn
-from a random passage ("doc", many postings), and 2 terms that occur in at most 20 passages
-("rare"). All systems get the same tokens. hopforge's index is built the production way
+from a random passage ("doc", many postings), and 2 of the 200 terms that occur in the fewest
+passages ("rare"). All systems get the same tokens. hopforge's index is built the production way
 (`BM25Builder`: chunks of 50k passages to chunk files, assembled into memory-mapped arrays, then
 loaded memory-mapped) with float32 weights. `top10_equal` is the share of queries whose
 top-10 equals rank-bm25's (by `get_scores`, ties at the 10th score accepted; at 1M, where
@@ -143,6 +143,7 @@ def run(quick: bool = False) -> list[dict]:
                              "build_s_per_M": build_s * 1e6 / n, "disk_mb": disk / 2**20,
                              "disk_gb_20M": disk / n * 20e6 / 2**30})
             del bm, ours
+            print(json.dumps([r for r in rows if r["passages"] == n]), file=sys.stderr, flush=True)
         peak = _peak_memory_mb(sizes[-1], vocab_file, Path(tmp) / "bm25-peak")
     for r in rows:
         if r["system"].startswith("hopforge") and r["passages"] == sizes[-1]:

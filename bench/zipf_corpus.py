@@ -74,8 +74,8 @@ def document_queries(docs: list[list[str]], n: int, seed: int = 1) -> list[list[
     return out
 
 
-def rare_queries(df: dict[str, int], n: int, seed: int = 2, max_df: int = 20) -> list[list[str]]:
-    """n queries of 2 terms that occur in at most `max_df` passages each."""
-    rare = sorted(t for t, c in df.items() if 0 < c <= max_df)
+def rare_queries(df: dict[str, int], n: int, seed: int = 2, pool: int = 200) -> list[list[str]]:
+    """n queries of 2 terms among the `pool` terms that occur in the fewest passages."""
+    rare = sorted((t for t, c in df.items() if c > 0), key=lambda t: (df[t], t))[:pool]
     rng = random.Random(seed)
     return [rng.sample(rare, 2) for _ in range(n)]
