@@ -46,8 +46,9 @@ class PreferencePair:
     qid: str
     chosen: str  # tid
     rejected: str  # tid
-    margin: float  # difference in strength (or combined reward)
+    margin: float  # difference in combined reward (chosen minus rejected, always > 0)
     source: str = "rules"  # "rules" or "judge:MODEL"
+    basis: str = "margin"  # "correctness" (correct against wrong) or "margin" (equally correct)
 
     def to_row(self) -> dict[str, Any]:
         return asdict(self)

@@ -13,10 +13,11 @@ from typing import Any
 import numpy as np
 from hopforge.filters.habits import action_ngram_counts, entropy_bits, reformulations
 from hopforge.filters.records import PreferencePair, Score
-from hopforge.filters.select import FilterResult, reason_counts
+from hopforge.filters.select import FilterResult, failure, reason_counts
 from hopforge.filters.style import Features, TrajectoryStyle
+from hopforge.synth.annotate import tool_calls, useful_share
 from hopforge.synth.diversity import distinct_n, self_bleu
-from hopforge.synth.records import Trajectory
+from hopforge.synth.records import TURN_LABELS, Trajectory
 
 SELF_BLEU_SAMPLE = 200
 
@@ -151,8 +152,35 @@ def filter_report(
              "weighted_share_after": after["pattern_shares_weighted"].get(f.pattern, 0.0)}
             for f in prints
         ],
+        "turns": turn_judgments(result.labelled or trajectories, kept),
         "before": before,
         "after": after,
+    }
+
+
+def turn_judgments(trajectories: Sequence[Trajectory], kept: set[str]) -> dict[str, Any]:
+    """Turn labels, failures and useful-turn shares, over all trajectories and the kept ones."""
+    def labels(trajs: Sequence[Trajectory]) -> dict[str, int]:
+        c = Counter(t.label or "unlabelled" for tr in trajs for t in tr.turns)
+        return {label: c.get(label, 0) for label in (*TURN_LABELS, "unlabelled") if
+                label != "unlabelled" or c.get(label)}
+
+    kept_trajs = [t for t in trajectories if t.tid in kept]
+    failed = Counter(failure(t) for t in trajectories if failure(t))
+    return {
+        "labels": labels(trajectories),
+        "labels_kept": labels(kept_trajs),
+        "failed": dict(sorted(failed.items())),
+        "failed_kept": sum(1 for t in kept_trajs if failure(t)),
+        "unjustified": sum(1 for tr in trajectories for t in tr.turns if not t.justified),
+        "untrained_kept": {label: sum(1 for tr in kept_trajs for t in tr.turns if t.label == label)
+                           for label in ("invalid", "off_track")},
+        "useful_share": distribution([useful_share(t) for t in trajectories],
+                                     [i / 20 for i in range(21)]),
+        "useful_share_kept": distribution([useful_share(t) for t in kept_trajs],
+                                          [i / 20 for i in range(21)]),
+        "tool_calls": distribution([tool_calls(t) for t in trajectories]),
+        "tool_calls_kept": distribution([tool_calls(t) for t in kept_trajs]),
     }
 
 
@@ -175,6 +203,11 @@ def score_report(scores: Sequence[Score], pairs: Sequence[PreferencePair],
             "turns": distribution([s.n_turns for s in scores]),
         },
         "pair_margins": distribution([p.margin for p in pairs]),
+        "pair_margins_by_basis": {
+            basis: distribution([p.margin for p in pairs if p.basis == basis])
+            for basis in ("correctness", "margin")
+        },
+        "pair_bases": dict(sorted(Counter(p.basis for p in pairs).items())),
         "pair_sources": dict(Counter(p.source for p in pairs)),
     }
 

@@ -2,8 +2,11 @@
 
 Steps, in order (a trajectory leaves at the first step that drops it):
 
-1. validity: its question is known and accepted, and it has a score (optionally: it is correct
-   and its point-wise total reaches `min_pointwise`);
+1. validity: its question is known and accepted; it did not fail (end in `error` or without an
+   answer, unless `keep_failed`); it has a score; it makes at least `min_tool_calls` tool calls
+   and at least `min_useful_share` of its turns are labelled progress or recovery (see
+   hopforge.synth.annotate); optionally it is correct and its point-wise total reaches
+   `min_pointwise`;
 2. near-duplicate questions (embedding cosine >= dedup_questions) and near-duplicate trajectories
    (MinHash Jaccard >= dedup_trajectories); the better-ranked one is kept;
 3. style: score >= threshold is dropped; score in [downweight_from, threshold) is kept with weight
@@ -45,6 +48,7 @@ from hopforge.filters.style import (
     fit_style,
     trajectory_style,
 )
+from hopforge.synth.annotate import label_trajectory, tool_calls, useful_share
 from hopforge.synth.records import Question, Trajectory
 
 BALANCE_KEYS = ("hops", "kind", "teacher")
@@ -69,6 +73,9 @@ class FilterConfig:
     dedup_questions: float = 0.95  # 0 disables
     require_correct: bool = False
     min_pointwise: float = 0.0
+    min_tool_calls: int = 2  # fewer parsed tool calls (the answer included): dropped
+    min_useful_share: float = 0.2  # smaller share of progress and recovery turns: dropped
+    keep_failed: bool = False  # keep trajectories that ended in error or without an answer
     rows_per_part: int = 1000
 
     def __post_init__(self) -> None:
@@ -78,7 +85,8 @@ class FilterConfig:
                 raise HopforgeError(f"FilterConfig.{f.name}={v} must be >= 0")
         for name in ("threshold", "downweight_from", "min_weight", "pattern_cap",
                      "pattern_cap_budget", "balance_min_share",
-                     "dedup_trajectories", "dedup_questions", "min_pointwise"):
+                     "dedup_trajectories", "dedup_questions", "min_pointwise",
+                     "min_useful_share"):
             if getattr(self, name) > 1:
                 raise HopforgeError(f"FilterConfig.{name}={getattr(self, name)} must lie in [0, 1]")
         if self.downweight_from > self.threshold:
@@ -90,6 +98,9 @@ class FilterConfig:
             raise HopforgeError(f"FilterConfig.balance_keys has {sorted(bad)}; use {BALANCE_KEYS}")
         if self.rows_per_part < 1:
             raise HopforgeError(f"FilterConfig.rows_per_part={self.rows_per_part} must be >= 1")
+        if not isinstance(self.min_tool_calls, int) or self.min_tool_calls > 100_000:
+            raise HopforgeError(f"FilterConfig.min_tool_calls={self.min_tool_calls!r} must be an "
+                                "integer in [0, 100000]")
 
 
 def style_weight(score: float, config: FilterConfig) -> float:
@@ -100,15 +111,33 @@ def style_weight(score: float, config: FilterConfig) -> float:
     return round(1.0 - (1.0 - config.min_weight) * min(1.0, frac), 6)
 
 
+def failure(traj: Trajectory) -> str:
+    """Why a trajectory failed (it ended in error, or without an answer), or "" when it did not."""
+    if traj.termination == "error":
+        return "failed:error"
+    if not traj.final_answer.strip():
+        return f"no-answer:{traj.termination}"
+    return ""
+
+
 def validity(traj: Trajectory, question: Question | None, score: Score | None,
              config: FilterConfig) -> str:
-    """Why a trajectory cannot be kept at all, or "" when it can."""
+    """Why a trajectory cannot be kept at all, or "" when it can (its turns labelled)."""
     if question is None:
         return "question-missing"
     if question.rejected:
         return f"question-rejected:{question.rejected}"
+    failed = failure(traj)
+    if failed and not config.keep_failed:
+        return failed
     if score is None:
         return "unscored"
+    calls = tool_calls(traj)
+    if calls < config.min_tool_calls:
+        return f"few-tool-calls:{calls}<{config.min_tool_calls}"
+    share = useful_share(traj)
+    if share < config.min_useful_share:
+        return f"low-useful-share:{share:.3f}<{config.min_useful_share}"
     if config.require_correct and not score.correct:
         return "incorrect"
     if score.pointwise < config.min_pointwise:
@@ -311,6 +340,7 @@ class FilterResult:
     styles: Mapping[str, TrajectoryStyle]
     question_duplicates: Mapping[str, str]
     trajectory_duplicates: Mapping[str, str]
+    labelled: tuple[Trajectory, ...] = ()  # the trajectories with their turns labelled
 
 
 def filter_trajectories(
@@ -322,7 +352,11 @@ def filter_trajectories(
     *,
     embedder: Embedder | None = None,
 ) -> FilterResult:
-    """Fit the style profile, find near-duplicates and decide on every trajectory."""
+    """Fit the style profile, find near-duplicates and decide on every trajectory.
+
+    Turns are labelled anew first (see hopforge.synth.annotate.label_trajectory).
+    """
+    trajectories = [label_trajectory(t, questions.get(t.qid)) for t in trajectories]
     valid = [t for t in trajectories
              if not validity(t, questions.get(t.qid), scores.get(t.tid), config)]
     feats = {t.tid: extract(t, questions[t.qid].question, config.style) for t in valid}
@@ -339,4 +373,5 @@ def filter_trajectories(
     decisions = select(trajectories, questions, scores, styles, config,
                        question_duplicates=qdup, trajectory_duplicates=tdup)
     return FilterResult(decisions=tuple(decisions), profile=profile, features=feats,
-                        styles=styles, question_duplicates=qdup, trajectory_duplicates=tdup)
+                        styles=styles, question_duplicates=qdup, trajectory_duplicates=tdup,
+                        labelled=tuple(trajectories))
