@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from hopforge.synth import prompts
+from hopforge.synth.annotate import sft_weight
 from hopforge.synth.records import ToolCall, Trajectory, Turn
 
 log = logging.getLogger(__name__)
@@ -23,26 +24,9 @@ log = logging.getLogger(__name__)
 Arguments = Literal["string", "object"]
 
 
-UNTRAINED_LABELS: tuple[str, ...] = ("invalid", "off_track")
-
-
 def turn_weight(turn: Turn, reward: float | None = None) -> int:
-    """1 when the turn is worth imitating, else 0.
-
-    Invalid and off-track turns are never trained; a recovery (a working call after a fault) is
-    always trained; any other repeat of an earlier call, or a negatively rewarded turn, is not.
-    A turn without a label is judged on its validity fields alone.
-    """
-    invalid = turn.call is None or not turn.schema_valid or not turn.args_valid
-    if invalid or not turn.justified or turn.label in UNTRAINED_LABELS:
-        return 0
-    if turn.label == "recovery":
-        return 1
-    if turn.repeat_of is not None:
-        return 0
-    if reward is not None and reward < 0:
-        return 0
-    return 1
+    """1 when the turn is worth imitating, else 0 (see hopforge.synth.annotate.sft_weight)."""
+    return sft_weight(turn, reward)
 
 
 def turn_weights(traj: Trajectory, turn_rewards: Sequence[float] = ()) -> list[int]:

@@ -55,7 +55,10 @@ def rewards(score: Score | None) -> dict[str, Any]:
 
 
 def example_weights(ex: Example) -> list[int]:
-    return turn_weights(ex.trajectory, ex.score.turn_rewards if ex.score else ())
+    """Per-turn weights; turns the filter made context only (style caps) weigh 0."""
+    weights = turn_weights(ex.trajectory, ex.score.turn_rewards if ex.score else ())
+    off = set(ex.decision.context_turns) if ex.decision else set()
+    return [0 if t.index in off else w for t, w in zip(ex.trajectory.turns, weights, strict=True)]
 
 
 def trajectory_metadata(ex: Example, weights: Sequence[int]) -> dict[str, Any]:

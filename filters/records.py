@@ -68,10 +68,13 @@ class Decision:
     weight: float = 1.0  # sample weight for kept records (down-weighting)
     reason: str = ""  # why it was dropped or down-weighted
     style_score: float = 0.0
+    context_turns: tuple[int, ...] = ()  # turns kept as context only (not trained): style caps
 
     def to_row(self) -> dict[str, Any]:
-        return asdict(self)
+        row = asdict(self)
+        row["context_turns"] = list(self.context_turns)
+        return row
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Decision:
-        return cls(**row)
+        return cls(**{**row, "context_turns": tuple(row.get("context_turns") or ())})

@@ -20,8 +20,11 @@ Steps, in order (a trajectory leaves at the first step that drops it):
    ceil(balance_ratio * size of the smallest value with at least
    max(balance_min_group, balance_min_share * trajectories) trajectories), so a rare value (a kind
    the corpus seldom yields) is kept whole without shrinking every other group to its size;
-6. pattern weights (`pattern_weights`): a pattern that the budget of step 4 left above the cap
-   (a habit of most but not all trajectories) is capped in the weighted set instead: its
+6. pattern turns (`pattern_turns`): the caps hold on what a trainer reads, unweighted: turns
+   whose own text carries a pattern still above the cap in the trained turns of the kept
+   trajectories become context only, worst-ranked trajectories first (see filters/turn_caps.py);
+7. pattern weights (`pattern_weights`, off by default; trainers such as TRL ignore sample
+   weights): a pattern left above the cap is capped in the weighted set instead: its
    carriers' weights are scaled down until its weighted share is at most `pattern_cap`, never
    below `min_weight` (see `cap_weights`).
 
@@ -48,6 +51,7 @@ from hopforge.filters.style import (
     fit_style,
     trajectory_style,
 )
+from hopforge.filters.turn_caps import cap_turns
 from hopforge.synth.annotate import label_trajectory, tool_calls, useful_share
 from hopforge.synth.records import Question, Trajectory
 
@@ -64,7 +68,8 @@ class FilterConfig:
     min_weight: float = 0.25
     pattern_cap: float = 0.3
     pattern_cap_budget: float = 0.25
-    pattern_weights: bool = True  # step 6: down-weight what the cap's budget could not remove
+    pattern_turns: bool = True  # step 6: over-cap turns become context only
+    pattern_weights: bool = False  # step 7: down-weight what is still over the cap
     balance_ratio: float = 3.0  # 0 disables balancing
     balance_min_group: int = 5
     balance_min_share: float = 0.1  # values rarer than this share do not set the cap
@@ -303,6 +308,15 @@ def select(
         order = [tid for tid in order if tid not in reason]
         reason.update(balance(order, keys[name], name, config))
     kept = [tid for tid in order if tid not in reason]
+    context: dict[str, tuple[int, ...]] = {}
+    if config.pattern_turns:
+        carried = Counter(p for tid in kept if tid in styles for p in styles[tid].patterns)
+        pats = sorted(carried, key=lambda p: (-carried[p], p))
+        context, capped_out = cap_turns(kept, by_tid, questions, scores, pats,
+                                        cap=config.pattern_cap, budget=config.pattern_cap_budget,
+                                        style=config.style)
+        reason.update(capped_out)
+        kept = [tid for tid in kept if tid not in capped_out]
     weights = {tid: style_weight(styles[tid].score if tid in styles else 0.0, config)
                for tid in kept}
     capped = cap_weights(kept, styles, weights, config) if config.pattern_weights else {}
@@ -320,7 +334,8 @@ def select(
             w, pattern = capped[t.tid]
             notes.append(f"pattern-cap={pattern}")
         out.append(Decision(tid=t.tid, qid=t.qid, kept=True, weight=w, style_score=s,
-                            reason=f"down-weighted:{';'.join(notes)}" if notes else ""))
+                            reason=f"down-weighted:{';'.join(notes)}" if notes else "",
+                            context_turns=context.get(t.tid, ())))
     return out
 
 

@@ -8,6 +8,7 @@ and a killed run leaves the previous export in place.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shutil
@@ -26,6 +27,7 @@ from hopforge.export.manifest import (
     config_hash,
     corpus_fingerprint,
     read_build_config,
+    style_on_rows,
     summarize,
 )
 from hopforge.export.messages import resolve_tools
@@ -45,6 +47,7 @@ from hopforge.export.sharegpt import dataset_info
 from hopforge.export.windows import Counter as TokenCounter
 from hopforge.export.windows import WindowSettings, char_tokens, tokenizer_counter
 from hopforge.filters.records import Decision, PreferencePair, Score
+from hopforge.filters.style import StyleConfig
 from hopforge.synth.records import Question, Trajectory
 from hopforge.synth.trajectories.loop import system_prompt
 
@@ -222,6 +225,11 @@ def export_build(build: BuildDir | str | Path, config: ExportConfig | None = Non
         trajectories=len(inputs.trajectories),
         dropped=chosen.dropped,
     )
+    filter_report = build.reports / "filter.json"
+    fingerprints = (json.loads(filter_report.read_text()).get("fingerprints") or []
+                    if filter_report.is_file() else [])
+    stats["style_on_rows"] = style_on_rows(chosen.examples, fingerprints, StyleConfig())
+    stats["untrained_windows"] = chosen.untrained_windows
     provenance = {
         "config_hash": config_hash(build),
         "corpus_fingerprint": fingerprint,

@@ -155,6 +155,28 @@ def label_trajectory(traj: Trajectory, question: Question | None = None) -> Traj
     return replace(traj, turns=tuple(turns))
 
 
+UNTRAINED_LABELS: tuple[str, ...] = ("invalid", "off_track")
+
+
+def sft_weight(turn: Turn, reward: float | None = None) -> int:
+    """1 when the turn is worth imitating, else 0.
+
+    Invalid and off-track turns are never trained; a recovery (a working call after a fault) is
+    always trained; any other repeat of an earlier call, or a negatively rewarded turn, is not.
+    A turn without a label is judged on its validity fields alone.
+    """
+    invalid = turn.call is None or not turn.schema_valid or not turn.args_valid
+    if invalid or not turn.justified or turn.label in UNTRAINED_LABELS:
+        return 0
+    if turn.label == "recovery":
+        return 1
+    if turn.repeat_of is not None:
+        return 0
+    if reward is not None and reward < 0:
+        return 0
+    return 1
+
+
 def tool_calls(traj: Trajectory) -> int:
     """How many turns carry a parsed tool call (the answer included)."""
     return sum(1 for t in traj.turns if t.call is not None)
