@@ -136,6 +136,7 @@ def score_all(
             scored, pair_margin=config.pair_margin,
             source=judge_source if judged else "rules",
             max_pairs=config.max_pairs_per_question, require_correct=config.pairs_require_correct,
+            min_gap=config.pair_min_gap,
         )
         comps += cs
         if len(group) > 1:

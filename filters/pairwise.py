@@ -87,11 +87,14 @@ def preference_pairs(
     source: str,
     max_pairs: int = 0,
     require_correct: bool = True,
+    min_gap: float = 0.0,
 ) -> list[PreferencePair]:
     """Preference pairs of one question's scored trajectories, each with a real margin.
 
     A pair is a correct trajectory against a wrong one, or, with equal correctness, two whose
-    combined rewards differ by more than `pair_margin`. The chosen side always has the higher
+    combined rewards differ by more than `pair_margin` and whose point-wise totals differ by at
+    least `min_gap` (the combined reward is relative within a question, so in a group of close
+    trajectories a tiny difference can look large). The chosen side always has the higher
     combined reward (a wrong trajectory that out-scores a correct one gives no pair), and with
     `require_correct` it is correct. `margin` is the combined-reward difference; pairs are ordered
     by it (largest first) and `max_pairs` > 0 keeps only the first ones.
@@ -106,7 +109,7 @@ def preference_pairs(
             if not hi.correct:
                 continue
             basis = "correctness"
-        elif margin > pair_margin:
+        elif margin > pair_margin and hi.pointwise - lo.pointwise >= min_gap:
             basis = "margin"
         else:
             continue

@@ -5,7 +5,7 @@ trajectory-level steps of the filter, a fingerprint pattern may still be carried
 turns of more than `pattern_cap` of the kept trajectories. For each such pattern, the
 worst-ranked carrier has the turns that carry it turned into context only (weight 0 in every
 export layout), until the share is at the cap. A trajectory left with no trained turn is dropped
-(`pattern-cap:PATTERN`), at most `pattern_cap_budget` of the kept ones; past that budget such a
+(`pattern-turns:PATTERN`), at most `pattern_cap_budget` of the kept ones; past that budget such a
 carrier is skipped and the pattern may stay above the cap (the report shows it).
 """
 
@@ -77,7 +77,7 @@ def cap_turns(
                 masked[tid] |= set(carries(tid, p))
                 carriers.remove(tid)
                 if not left:
-                    dropped[tid] = f"pattern-cap:{p}"
+                    dropped[tid] = f"pattern-turns:{p}"
                     alive.remove(tid)
     context = {tid: tuple(sorted(trajectories[tid].turns[i].index for i in m))
                for tid, m in masked.items() if m and tid not in dropped}

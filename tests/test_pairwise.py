@@ -45,7 +45,8 @@ def test_all_pairs_of_a_question_are_compared_and_fitted() -> None:
 
 
 def test_pairs_have_a_real_margin_and_the_chosen_side_scores_higher() -> None:
-    group = [score("a", combined=1.0), score("b", combined=0.8), score("c", combined=-0.2),
+    group = [score("a", combined=1.0, pointwise=0.9), score("b", combined=0.8, pointwise=0.85),
+             score("c", combined=-0.2, pointwise=0.7),
              score("w", correct=False, combined=-1.0), score("x", correct=False, combined=1.5),
              score("y", correct=False, combined=-1.2)]
     pairs = preference_pairs(group, pair_margin=0.5, source="rules")
@@ -61,6 +62,10 @@ def test_pairs_have_a_real_margin_and_the_chosen_side_scores_higher() -> None:
     both_wrong = preference_pairs(group, pair_margin=0.5, source="rules", require_correct=False)
     assert ("x", "y") in {(p.chosen, p.rejected) for p in both_wrong}
     assert len(preference_pairs(group, pair_margin=0.0, source="rules", max_pairs=2)) == 2
+    # b-c: a combined margin of 1.0 but point-wise totals only 0.15 apart
+    close = preference_pairs(group, pair_margin=0.5, source="rules", min_gap=0.18)
+    assert ("a", "c") in {(p.chosen, p.rejected) for p in close}
+    assert ("b", "c") not in {(p.chosen, p.rejected) for p in close}
 
 
 def test_zscore_and_pearson_edge_cases() -> None:
@@ -141,7 +146,7 @@ def test_judge_comparisons_replace_the_rules_for_their_question() -> None:
     trajs = [make_trajectory(q, "varied", s, rng) for s in range(2)]
     a, b = sorted(t.tid for t in trajs)
     judged = {q.qid: [Comparison(qid=q.qid, a=a, b=b, outcome=0.0, source="judge:m")]}
-    res = score_all({q.qid: q}, trajs, ScoreConfig(pair_margin=0.1),
+    res = score_all({q.qid: q}, trajs, ScoreConfig(pair_margin=0.1, pair_min_gap=0.0),
                     judge_comparisons=judged, judge_source="judge:m")
     st = {s.tid: s.strength for s in res.scores}
     assert st[b] > st[a]
