@@ -99,6 +99,7 @@ class Example:
     score: Score | None = None
     decision: Decision | None = None
     windows: tuple[Window, ...] = ()  # the SFT windows, with per-message weights
+    turn_windows: tuple[Window, ...] = ()  # one per trained turn: the exact prompt it had
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

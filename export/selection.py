@@ -21,7 +21,13 @@ from hopforge.export.sft import example_weights, sft_records
 from hopforge.export.sharegpt import sharegpt_records
 from hopforge.export.splits import chain_key, split_questions
 from hopforge.export.windows import Counter as TokenCounter
-from hopforge.export.windows import WindowSettings, WindowTooLong, char_tokens, windows
+from hopforge.export.windows import (
+    WindowSettings,
+    WindowTooLong,
+    char_tokens,
+    turn_windows,
+    windows,
+)
 from hopforge.filters.records import Decision, PreferencePair, Score
 from hopforge.filters.select import failure
 from hopforge.synth.annotate import label_trajectory
@@ -90,7 +96,8 @@ def with_windows(
     kept = tuple(
         w for w in made if any(m.get("weight") for m in w.messages if m["role"] == "assistant")
     )
-    return dataclasses.replace(ex, windows=kept), len(made) - len(kept)
+    singles = tuple(turn_windows(t, ex.question.question, weights, tools, settings, count=count))
+    return dataclasses.replace(ex, windows=kept, turn_windows=singles), len(made) - len(kept)
 
 
 def select(

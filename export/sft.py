@@ -6,8 +6,8 @@ string, every assistant message carries `weight` (0 or 1), which OpenAI's traine
 `arguments` is an object, tool messages carry the tool's `name`, and `weight` stays on assistant
 messages for trainers that mask per message. `trl` is TRL's conversational prompt-completion
 layout, where untrained turns are context only: one row per trained assistant message, its
-`prompt` the window up to that message and its `completion` the message alone (TRL trains the
-completion only; it ignores `weight`). The system prompt never repeats the schemas in `tools`.
+`prompt` exactly the prompt the teacher had for that turn and its `completion` the message alone
+(TRL trains the completion only; it ignores `weight`). The system prompt never repeats the schemas in `tools`.
 Trainer fields come first; ids and filterable facts sit under `metadata`.
 """
 
@@ -87,12 +87,13 @@ def trajectory_metadata(ex: Example, weights: Sequence[int]) -> dict[str, Any]:
     }
 
 
-def window_metadata(ex: Example, k: int, window: Window) -> dict[str, Any]:
+def window_metadata(ex: Example, k: int, window: Window, *, count: int | None = None
+                    ) -> dict[str, Any]:
     """The trajectory's metadata, with which window of how many this row is."""
     meta = trajectory_metadata(ex, [_weight(m) for m in _assistants(window.messages)])
     meta["window"] = {
         "index": k,
-        "count": len(ex.windows),
+        "count": len(ex.windows) if count is None else count,
         "checkpoint": window.checkpoint,
         "first_turn": window.turns[0],
         "last_turn": window.turns[-1],
@@ -127,12 +128,14 @@ def openai_messages(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 def sft_records(ex: Example, tools: Sequence[dict[str, Any]], flavour: Flavour
                 ) -> Iterator[tuple[str, dict[str, Any]]]:
     """(record id, row) for every window of an example, in the given flavour."""
+    if flavour == "trl":
+        for k, window in enumerate(ex.turn_windows):
+            meta = window_metadata(ex, k, window, count=len(ex.turn_windows))
+            yield from _trl_rows(ex.trajectory.tid, window, tools, meta)
+        return
     for k, window in enumerate(ex.windows):
         rid = f"{ex.trajectory.tid}#w{k}"
         meta = window_metadata(ex, k, window)
-        if flavour == "trl":
-            yield from _trl_rows(rid, window, tools, meta)
-            continue
         messages = list(window.messages)
         row: dict[str, Any] = {
             "messages": openai_messages(messages) if flavour == "openai" else messages,
@@ -159,7 +162,7 @@ def context_only(window: Window) -> Iterator[tuple[int, list[dict[str, Any]], di
 def _trl_rows(rid: str, window: Window, tools: Sequence[dict[str, Any]], meta: dict[str, Any]
               ) -> Iterator[tuple[str, dict[str, Any]]]:
     for turn, context, message in context_only(window):
-        yield f"{rid}t{turn}", {
+        yield f"{rid}#t{turn}", {
             "prompt": context,
             "completion": [message],
             "tools": [dict(t) for t in tools],

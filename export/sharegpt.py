@@ -2,8 +2,8 @@
 
 LLaMA-Factory trains every model turn of a conversation, or with `mask_history: true` only the
 last one; it has no per-turn weight. So untrained turns are context only here: one row per
-trained turn of each SFT window (see export/windows.py), the conversation ending on that turn,
-to be trained with `mask_history: true`. `conversations` alternates a user side (`human`, `observation`) at even positions with a model
+trained turn, the conversation exactly the prompt the teacher had for it (see
+export/windows.py) and ending on that turn, to be trained with `mask_history: true`. `conversations` alternates a user side (`human`, `observation`) at even positions with a model
 side (`gpt`, `function_call`) at odd ones, and ends on the model side, as LLaMA-Factory's
 converter requires: the result of the last call, which the model never acted on, is left out.
 A `function_call` value is `{"name", "arguments"}` JSON, preceded by the turn's thought in
@@ -56,11 +56,11 @@ def conversation(messages: Sequence[dict[str, Any]]) -> tuple[str, list[dict[str
 def sharegpt_records(ex: Example, tools: Sequence[dict[str, Any]]
                      ) -> Iterator[tuple[str, dict[str, Any]]]:
     """(record id, row) for each trained turn of each window: the conversation up to it."""
-    for k, window in enumerate(ex.windows):
-        meta = window_metadata(ex, k, window)
+    for k, window in enumerate(ex.turn_windows):
+        meta = window_metadata(ex, k, window, count=len(ex.turn_windows))
         for turn, context, message in context_only(window):
             system, conv = conversation([*context, message])
-            yield f"{ex.trajectory.tid}#w{k}t{turn}", {
+            yield f"{ex.trajectory.tid}#t{turn}", {
                 "conversations": conv,
                 "system": system,
                 "tools": json.dumps(list(tools), ensure_ascii=False),

