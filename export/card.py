@@ -158,15 +158,21 @@ def _fmt(q: dict[str, float] | None) -> str:
 
 KINDS_TEXT = """\
 - `sft_openai`: OpenAI fine-tuning layout: tool-call `arguments` as a JSON string, `weight` (0/1)
-  on every assistant message.
-- `sft_hf`: Hugging Face / TRL layout: `arguments` as an object, as chat templates render them.
+  on every assistant message, which OpenAI's trainer reads. One row per window: the context the
+  teacher saw (old tool results elided, restarting from each checkpoint).
+- `sft_hf`: the same windows in the Hugging Face layout (`arguments` as an object); `weight` is
+  kept for trainers that mask per message (TRL's SFTTrainer does not read it).
+- `sft_trl`: TRL prompt-completion rows: one per trained assistant message, the window before it
+  as `prompt` (untrained turns are context only).
 - `rl_verl`: verl RLHFDataset columns (`data_source`, `prompt`, `ability`, `reward_model`,
   `extra_info`); `rl_plain`: `{prompt, answer, aliases}`.
 - `preference`: TRL `{prompt, chosen, rejected}` conversations from the pair-wise stage.
-- `sharegpt`: LLaMA-Factory ShareGPT (`conversations`, `system`, `tools`) with `dataset_info.json`.
+- `sharegpt`: LLaMA-Factory ShareGPT (`conversations`, `system`, `tools`) with `dataset_info.json`:
+  one row per trained turn, ending on it; train with `mask_history: true`.
 
-Assistant messages with `weight: 0` (calls that failed to parse or validate, repeated calls,
-negatively rewarded turns) are context, not targets. Ids, rewards and filterable facts are under
+Assistant messages with `weight: 0` (invalid or off-track calls, repeated calls, negatively
+rewarded turns, turns that carry an over-cap style pattern) are context, not targets; failed
+trajectories (an error, or no answer) are not exported. Ids, rewards and filterable facts are under
 `metadata`. Questions are split by evidence chain: no validation question shares its chain with a
 training one.
 """
@@ -175,7 +181,7 @@ LOADING_TEXT = """\
 ```python
 from datasets import load_dataset
 
-sft = load_dataset("json", data_dir="sft/hf")  # TRL SFTTrainer: messages + tools columns
+sft = load_dataset("json", data_dir="sft/trl")  # TRL SFTTrainer: prompt + completion + tools
 dpo = load_dataset("json", data_dir="preference")  # TRL DPOTrainer
 rl = load_dataset("json", data_dir="rl/plain")  # TRL GRPOTrainer: prompt + answer columns
 ```
@@ -183,7 +189,8 @@ rl = load_dataset("json", data_dir="rl/plain")  # TRL GRPOTrainer: prompt + answ
 - OpenAI fine-tuning: upload `sft/openai/train/*.jsonl` as they are.
 - verl: `data.train_files=rl/verl/train/...` and `data.val_files=rl/verl/validation/...`
   (export with `--parquet` for verl versions that read Parquet only).
-- LLaMA-Factory: `dataset_dir: sharegpt`, `dataset: NAME_train` (see `sharegpt/dataset_info.json`).
+- LLaMA-Factory: `dataset_dir: sharegpt`, `dataset: NAME_train` (see `sharegpt/dataset_info.json`),
+  `mask_history: true`.
 """
 
 

@@ -23,6 +23,7 @@ from hopforge.export.records import (
 )
 from hopforge.export.sft import example_weights
 from hopforge.export.shards import sha256_file
+from hopforge.filters.style import StyleConfig, turn_patterns
 
 MANIFEST = "manifest.json"
 
@@ -117,7 +118,46 @@ def summarize(
             "prompt": sum(e.trajectory.usage.prompt_tokens for e in examples),
             "completion": sum(e.trajectory.usage.completion_tokens for e in examples),
         },
+        "windows": window_stats(examples),
+        "turn_labels": dict(sorted(Counter(
+            t.label for e in examples for t in e.trajectory.turns).items())),
     }
+
+
+def window_stats(examples: Sequence[Example]) -> dict[str, Any]:
+    """How the exported trajectories were cut into SFT windows, and how long the rows are."""
+    per = [len(e.windows) for e in examples]
+    tokens = [w.tokens for e in examples for w in e.windows]
+    return {
+        "rows": sum(per),
+        "trajectories_split": sum(1 for n in per if n > 1),
+        "per_trajectory": _quantiles(per),
+        "row_tokens": _quantiles(tokens),
+        "from_checkpoint": sum(1 for e in examples for w in e.windows if w.checkpoint >= 0),
+    }
+
+
+def style_on_rows(examples: Sequence[Example], fingerprints: Sequence[dict[str, Any]],
+                  style: StyleConfig) -> list[dict[str, Any]]:
+    """Per fingerprint: its share of trajectories before filtering (from the filter report) and
+    its share of the exported SFT rows whose trained turns carry it (unweighted)."""
+    patterns = [f["pattern"] for f in fingerprints]
+    carried: Counter[str] = Counter()
+    rows = 0
+    for e in examples:
+        by_index = {t.index: t for t in e.trajectory.turns}
+        for w in e.windows:
+            rows += 1
+            found: set[str] = set()
+            assistants = [m for m in w.messages if m["role"] == "assistant"]
+            for m, turn in zip(assistants, w.turns, strict=True):
+                if m.get("weight"):
+                    found |= turn_patterns(by_index[turn], e.question.question, patterns, style)
+            carried.update(found)
+    return [{"pattern": f["pattern"], "share_of_trajectories_before": f.get("share_before"),
+             "share_of_trajectories_kept": f.get("share_after"),
+             "share_of_rows_trained": round(carried[f["pattern"]] / max(1, rows), 4)}
+            for f in fingerprints]
 
 
 def build_manifest(

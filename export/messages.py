@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from hopforge.synth import prompts
+from hopforge.synth.annotate import sft_weight
 from hopforge.synth.records import ToolCall, Trajectory, Turn
 
 log = logging.getLogger(__name__)
@@ -24,14 +25,8 @@ Arguments = Literal["string", "object"]
 
 
 def turn_weight(turn: Turn, reward: float | None = None) -> int:
-    """1 when the turn is worth imitating; 0 when invalid, a repeat, or negatively rewarded."""
-    if turn.call is None or not turn.schema_valid or not turn.args_valid:
-        return 0
-    if turn.repeat_of is not None:
-        return 0
-    if reward is not None and reward < 0:
-        return 0
-    return 1
+    """1 when the turn is worth imitating, else 0 (see hopforge.synth.annotate.sft_weight)."""
+    return sft_weight(turn, reward)
 
 
 def turn_weights(traj: Trajectory, turn_rewards: Sequence[float] = ()) -> list[int]:
@@ -49,11 +44,36 @@ def turn_weights(traj: Trajectory, turn_rewards: Sequence[float] = ()) -> list[i
     return [turn_weight(t, r) for t, r in zip(traj.turns, rewards, strict=True)]
 
 
-def prompt_messages(system_prompt: str, question: str) -> list[dict[str, Any]]:
-    """The messages before the first assistant turn, worded as the teacher saw them."""
+def without_tool_schemas(system_prompt: str) -> str:
+    """The system prompt without the tool schemas (and call-format note) written into it.
+
+    A row that carries `tools` leaves the schemas to the chat template, which renders them once
+    in its own call format.
+    """
+    text = system_prompt.replace(prompts.AGENT_TEXT_CALLS, "")
+    span = tool_list_span(text)
+    if span is None:
+        return text
+    start, end = span
+    head = text.rfind("\n\n", 0, start)
+    lead = text[head + 2 if head >= 0 else 0 : start]
+    if lead.strip().endswith(":") and "\n" not in lead.strip():
+        start = head + 2 if head >= 0 else 0  # the "Tools (JSON schemas):" line goes too
+    rest = text[end:].lstrip("\n")
+    return (text[:start].rstrip("\n") + "\n\n" + rest).strip()
+
+
+def prompt_messages(
+    system_prompt: str, question: str, *, with_tools: bool = False
+) -> list[dict[str, Any]]:
+    """The messages before the first assistant turn, worded as the teacher saw them.
+
+    `with_tools`: the row carries `tools`, so the schemas are left out of the system prompt.
+    """
     head: list[dict[str, Any]] = []
-    if system_prompt:
-        head.append({"role": "system", "content": system_prompt})
+    system = without_tool_schemas(system_prompt) if with_tools else system_prompt
+    if system:
+        head.append({"role": "system", "content": system})
     head.append({"role": "user", "content": prompts.AGENT_QUESTION.format(question=question)})
     return head
 
@@ -78,6 +98,34 @@ def call_ids(traj: Trajectory) -> list[str]:
     return ids
 
 
+def turn_message_pair(
+    turn: Turn,
+    weight: int,
+    cid: str,
+    *,
+    arguments: Arguments = "object",
+    tool_names: bool = True,
+    with_weights: bool = True,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A turn's assistant message and what followed it (the tool result, or a correction)."""
+    if turn.call is None:
+        msg: dict[str, Any] = {"role": "assistant", "content": turn.raw}
+        if with_weights:
+            msg["weight"] = 0
+        return msg, {"role": "user", "content": feedback(turn)}
+    args: Any = turn.call.arguments
+    if arguments == "string":
+        args = json.dumps(args, ensure_ascii=False, sort_keys=True)
+    call = {"id": cid, "type": "function", "function": {"name": turn.call.name, "arguments": args}}
+    msg = {"role": "assistant", "content": turn.thought, "tool_calls": [call]}
+    if with_weights:
+        msg["weight"] = weight
+    tool: dict[str, Any] = {"role": "tool", "tool_call_id": cid, "content": turn.result}
+    if tool_names:
+        tool["name"] = turn.call.name
+    return msg, tool
+
+
 def completion_messages(
     traj: Trajectory,
     weights: Sequence[int],
@@ -89,29 +137,8 @@ def completion_messages(
     """The assistant, tool and feedback messages of a trajectory, in order."""
     out: list[dict[str, Any]] = []
     for turn, weight, cid in zip(traj.turns, weights, call_ids(traj), strict=True):
-        if turn.call is None:
-            msg: dict[str, Any] = {"role": "assistant", "content": turn.raw}
-            if with_weights:
-                msg["weight"] = 0
-            out.append(msg)
-            out.append({"role": "user", "content": feedback(turn)})
-            continue
-        args: Any = turn.call.arguments
-        if arguments == "string":
-            args = json.dumps(args, ensure_ascii=False, sort_keys=True)
-        call = {
-            "id": cid,
-            "type": "function",
-            "function": {"name": turn.call.name, "arguments": args},
-        }
-        msg = {"role": "assistant", "content": turn.thought, "tool_calls": [call]}
-        if with_weights:
-            msg["weight"] = weight
-        out.append(msg)
-        tool: dict[str, Any] = {"role": "tool", "tool_call_id": cid, "content": turn.result}
-        if tool_names:
-            tool["name"] = turn.call.name
-        out.append(tool)
+        out += turn_message_pair(turn, weight, cid, arguments=arguments, tool_names=tool_names,
+                                 with_weights=with_weights)
     while out and out[-1]["role"] != "assistant":
         out.pop()  # the model never acted on what followed its last message
     return out
@@ -186,16 +213,26 @@ def tools_from_prompt(prompt: str) -> list[dict[str, Any]]:
             lines = lines[0]
         if _is_tool_list(lines):
             return [normalize_tool(t) for t in lines]
+    span = tool_list_span(prompt)
+    if span is None:
+        return []
+    value, _ = decoder.raw_decode(prompt, span[0])
+    return [normalize_tool(t) for t in value]
+
+
+def tool_list_span(prompt: str) -> tuple[int, int] | None:
+    """Where a JSON list of tool schemas sits in a prompt, as (start, end); None when absent."""
+    decoder = json.JSONDecoder()
     start = prompt.find("[")
     while start != -1:
         try:
-            value, _ = decoder.raw_decode(prompt, start)
+            value, end = decoder.raw_decode(prompt, start)
         except json.JSONDecodeError:
             value = None
         if _is_tool_list(value):
-            return [normalize_tool(t) for t in value]
+            return start, end
         start = prompt.find("[", start + 1)
-    return []
+    return None
 
 
 def resolve_tools(

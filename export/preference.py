@@ -34,7 +34,7 @@ def preference_record(
 ) -> dict[str, Any]:
     """One preference row."""
     return {
-        "prompt": prompt_messages(chosen.system_prompt, question.question),
+        "prompt": prompt_messages(chosen.system_prompt, question.question, with_tools=True),
         "chosen": _completion(chosen),
         "rejected": _completion(rejected),
         "tools": [dict(t) for t in tools],

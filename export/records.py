@@ -6,13 +6,14 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from hopforge.corpus.errors import HopforgeError
+from hopforge.export.windows import Window
 from hopforge.filters.records import Decision, Score
 from hopforge.synth.records import Question, Trajectory
 
 FORMATS: tuple[str, ...] = ("sft", "rl", "preference", "sharegpt")
 # Each format writes one or more kinds; a kind is a folder under BUILD/export/.
 KINDS: dict[str, tuple[str, ...]] = {
-    "sft": ("sft/openai", "sft/hf"),
+    "sft": ("sft/openai", "sft/hf", "sft/trl"),
     "rl": ("rl/verl", "rl/plain"),
     "preference": ("preference",),
     "sharegpt": ("sharegpt",),
@@ -41,6 +42,8 @@ class ExportConfig:
     allow_unfiltered: bool = False  # export every trajectory when the filter stage has not run
     tools: tuple[dict[str, Any], ...] = ()  # tool schemas; empty: found from the build
     licence: str = ""  # licence of the corpus; empty: found from the build
+    max_seq_tokens: int = 32_768  # longest SFT row; longer trajectories are cut into windows
+    tokenizer: str = ""  # tokenizer (name or folder, loaded offline) that counts row tokens
 
     def __post_init__(self) -> None:
         unknown = [f for f in self.formats if f not in FORMATS]
@@ -67,6 +70,12 @@ class ExportConfig:
                 " at least 1"
             )
 
+        if not 256 <= self.max_seq_tokens <= 10_000_000:
+            raise HopforgeError(
+                f"max_seq_tokens={self.max_seq_tokens} must be in [256, 10000000], the longest "
+                "SFT row in tokens (e.g. max_seq_tokens = 32768)"
+            )
+
     @property
     def kinds(self) -> tuple[str, ...]:
         return tuple(k for f in self.formats for k in KINDS[f])
@@ -89,6 +98,8 @@ class Example:
     chain: str  # the question's evidence-chain key
     score: Score | None = None
     decision: Decision | None = None
+    windows: tuple[Window, ...] = ()  # the SFT windows, with per-message weights
+    turn_windows: tuple[Window, ...] = ()  # one per trained turn: the exact prompt it had
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -13,6 +13,7 @@ from typing import Any
 
 import fastjsonschema
 import jsonschema
+from hopforge.synth.records import TURN_LABELS
 from jsonschema.exceptions import best_match
 
 STR = {"type": "string"}
@@ -114,9 +115,29 @@ TRAJECTORY_METADATA = obj(
         "n_supervised": INT,
         "sample_weight": NUM,
         "filter_reason": STR,
+        "useful_share": NUM,
+        "labels": obj({label: INT for label in TURN_LABELS}),
         "rewards": REWARDS,
+        "window": obj(
+            {
+                "index": INT,
+                "count": INT,
+                "checkpoint": INT,
+                "first_turn": INT,
+                "last_turn": INT,
+                "tokens": INT,
+            }
+        ),
     }
 )
+
+
+def turn_metadata() -> dict[str, Any]:
+    """The metadata of a row that trains one turn: a window's, plus that turn's index."""
+    meta = dict(TRAJECTORY_METADATA)
+    meta["properties"] = {**TRAJECTORY_METADATA["properties"], "turn": INT}
+    meta["required"] = list(meta["properties"])
+    return meta
 
 
 def sft_schema(arguments: str) -> dict[str, Any]:
@@ -136,18 +157,26 @@ def sft_schema(arguments: str) -> dict[str, Any]:
 def sharegpt_schema() -> dict[str, Any]:
     """A LLaMA-Factory ShareGPT row; `tools` is a JSON string."""
     turn = obj({"from": {"enum": ["human", "gpt", "function_call", "observation"]}, "value": STR})
-    meta = dict(TRAJECTORY_METADATA)
-    meta["properties"] = {
-        **TRAJECTORY_METADATA["properties"],
-        "weights": {"type": "array", "items": {"enum": [0, 1]}},
-    }
-    meta["required"] = list(meta["properties"])
     return obj(
         {
             "conversations": {"type": "array", "items": turn, "minItems": 2},
             "system": STR,
             "tools": STR,
-            "metadata": meta,
+            "metadata": turn_metadata(),
+        }
+    )
+
+
+def trl_schema() -> dict[str, Any]:
+    """A TRL prompt-completion row: the context, then one trained assistant message."""
+    message = message_schema("object", weights=False, names=True)
+    assistant = {**message, "properties": {**message["properties"], "role": {"const": "assistant"}}}
+    return obj(
+        {
+            "prompt": {"type": "array", "items": message, "minItems": 1},
+            "completion": {"type": "array", "items": assistant, "minItems": 1, "maxItems": 1},
+            "tools": TOOLS,
+            "metadata": turn_metadata(),
         }
     )
 
@@ -260,6 +289,7 @@ def schemas_for(tool_names: Sequence[str]) -> dict[str, dict[str, Any]]:
     return {
         "sft/openai": sft_schema("string"),
         "sft/hf": sft_schema("object"),
+        "sft/trl": trl_schema(),
         "rl/verl": verl_schema(tool_names),
         "rl/plain": plain_rl_schema(),
         "preference": preference_schema(),

@@ -7,6 +7,7 @@ for everything it leaves out. `rows` turns a selection into the rows of one expo
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -16,10 +17,20 @@ from hopforge.export.decontam import find_contaminated
 from hopforge.export.preference import preference_record
 from hopforge.export.records import Contamination, EvalItem, Example, ExportConfig, Rejected
 from hopforge.export.rl import Task, plain_record, verl_record
-from hopforge.export.sft import sft_record
-from hopforge.export.sharegpt import sharegpt_record
+from hopforge.export.sft import example_weights, sft_records
+from hopforge.export.sharegpt import sharegpt_records
 from hopforge.export.splits import chain_key, split_questions
+from hopforge.export.windows import Counter as TokenCounter
+from hopforge.export.windows import (
+    WindowSettings,
+    WindowTooLong,
+    char_tokens,
+    turn_windows,
+    windows,
+)
 from hopforge.filters.records import Decision, PreferencePair, Score
+from hopforge.filters.select import failure
+from hopforge.synth.annotate import label_trajectory
 from hopforge.synth.records import Question, Trajectory
 
 
@@ -58,11 +69,35 @@ class Selection:
     contaminated: tuple[Contamination, ...] = ()
     dropped: tuple[str, ...] = ()  # a reason per trajectory not exported
     rejected: tuple[Rejected, ...] = ()  # records that could not be made
+    untrained_windows: int = 0  # windows left out because none of their turns is trained
+
 
 
 def _system_prompt(trajs: Sequence[Trajectory], fallback: str) -> str:
     prompts = Counter(t.system_prompt for t in trajs if t.system_prompt)
     return min(prompts, key=lambda p: (-prompts[p], p)) if prompts else fallback
+
+
+def with_windows(
+    ex: Example,
+    tools: Sequence[dict[str, Any]],
+    settings: WindowSettings,
+    *,
+    count: TokenCounter = char_tokens,
+) -> tuple[Example, int]:
+    """The example with its turns labelled and its SFT windows, and how many windows had no
+    trained turn (left out; an example without any window is not exported)."""
+    t = label_trajectory(ex.trajectory, ex.question)
+    ex = dataclasses.replace(ex, trajectory=t)
+    weights = example_weights(ex)
+    if not any(weights):
+        return ex, 0
+    made = windows(t, ex.question.question, weights, tools, settings, count=count)
+    kept = tuple(
+        w for w in made if any(m.get("weight") for m in w.messages if m["role"] == "assistant")
+    )
+    singles = tuple(turn_windows(t, ex.question.question, weights, tools, settings, count=count))
+    return dataclasses.replace(ex, windows=kept, turn_windows=singles), len(made) - len(kept)
 
 
 def select(
@@ -71,12 +106,18 @@ def select(
     eval_items: Sequence[EvalItem] = (),
     *,
     default_prompt: str = "",
+    tools: Sequence[dict[str, Any]] = (),
+    window_settings: WindowSettings | None = None,
+    count: TokenCounter = char_tokens,
 ) -> Selection:
     """Decontaminate, split by chain, and pick the trajectories, questions and pairs to export.
 
     An RL question gets the system prompt its trajectories ran with (the most common one), else
-    the build's most common one, else `default_prompt`.
+    the build's most common one, else `default_prompt`. Turns are labelled anew; a failed
+    trajectory (see `failure`) is exported only when the filter decided to keep it, and a
+    trajectory with no trained turn, or with a turn too long for any window, is left out.
     """
+    settings = window_settings or WindowSettings(max_seq_tokens=config.max_seq_tokens)
     accepted = {q.qid: q for q in sorted(inputs.questions, key=lambda q: q.qid) if not q.rejected}
     contaminated = find_contaminated(
         accepted.values(), eval_items, n=config.decontam_n, answer_context_n=config.answer_context_n
@@ -93,6 +134,8 @@ def select(
         by_qid.setdefault(t.qid, []).append(t)
 
     examples, dropped = [], []
+    rejected_long: list[Rejected] = []
+    untrained = 0
     for t in sorted(inputs.trajectories, key=lambda t: (t.qid, t.sample, t.tid)):
         decision = inputs.decisions.get(t.tid) if inputs.decisions is not None else None
         if t.qid in removed:
@@ -103,18 +146,29 @@ def select(
             dropped.append("no filter decision")
         elif decision is not None and not decision.kept:
             dropped.append(decision.reason or "dropped by the filters")
+        elif decision is None and failure(t):
+            dropped.append(failure(t))
         else:
             q = accepted[t.qid]
-            examples.append(
-                Example(
-                    trajectory=t,
-                    question=q,
-                    split=splits[q.qid],
-                    chain=chains[q.qid],
-                    score=inputs.scores.get(t.tid),
-                    decision=decision,
-                )
+            ex = Example(
+                trajectory=t,
+                question=q,
+                split=splits[q.qid],
+                chain=chains[q.qid],
+                score=inputs.scores.get(t.tid),
+                decision=decision,
             )
+            try:
+                ex, untrained_here = with_windows(ex, tools, settings, count=count)
+            except WindowTooLong as exc:
+                dropped.append("too-long")
+                rejected_long.append(Rejected(kind="sft", record_id=t.tid, reason=str(exc)))
+                continue
+            untrained += untrained_here
+            if not ex.windows:
+                dropped.append("no-trained-turn")
+                continue
+            examples.append(ex)
 
     fallback = _system_prompt(inputs.trajectories, default_prompt)
     tasks = []
@@ -133,7 +187,7 @@ def select(
         )
 
     by_tid = {t.tid: t for t in inputs.trajectories}
-    pairs, rejected = [], []
+    pairs, rejected = [], list(rejected_long)
     for pair in sorted(inputs.pairs, key=lambda p: (p.qid, p.chosen, p.rejected)):
         chosen, worse = by_tid.get(pair.chosen), by_tid.get(pair.rejected)
         if pair.qid in removed:
@@ -161,6 +215,7 @@ def select(
         contaminated=tuple(contaminated),
         dropped=tuple(dropped),
         rejected=tuple(rejected),
+        untrained_windows=untrained,
     )
 
 
@@ -177,13 +232,15 @@ def rows(
     config: ExportConfig,
 ) -> Iterator[tuple[str, str, dict[str, Any]]]:
     """The rows of one kind, in a fixed order, as (split, record id, row)."""
-    if kind in ("sft/openai", "sft/hf"):
-        flavour = "openai" if kind == "sft/openai" else "hf"
+    if kind in ("sft/openai", "sft/hf", "sft/trl"):
+        flavour = kind.split("/", 1)[1]
         for ex in selection.examples:
-            yield ex.split, ex.trajectory.tid, sft_record(ex, tools, flavour)
+            for rid, row in sft_records(ex, tools, flavour):  # type: ignore[arg-type]
+                yield ex.split, rid, row
     elif kind == "sharegpt":
         for ex in selection.examples:
-            yield ex.split, ex.trajectory.tid, sharegpt_record(ex, tools)
+            for rid, row in sharegpt_records(ex, tools):
+                yield ex.split, rid, row
     elif kind == "rl/verl":
         names = [t["function"]["name"] for t in tools]
         index: Counter[str] = Counter()

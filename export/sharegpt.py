@@ -1,6 +1,9 @@
 """ShareGPT rows for LLaMA-Factory, and the matching dataset_info.json entries.
 
-`conversations` alternates a user side (`human`, `observation`) at even positions with a model
+LLaMA-Factory trains every model turn of a conversation, or with `mask_history: true` only the
+last one; it has no per-turn weight. So untrained turns are context only here: one row per
+trained turn, the conversation exactly the prompt the teacher had for it (see
+export/windows.py) and ending on that turn, to be trained with `mask_history: true`. `conversations` alternates a user side (`human`, `observation`) at even positions with a model
 side (`gpt`, `function_call`) at odd ones, and ends on the model side, as LLaMA-Factory's
 converter requires: the result of the last call, which the model never acted on, is left out.
 A `function_call` value is `{"name", "arguments"}` JSON, preceded by the turn's thought in
@@ -13,13 +16,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
-from hopforge.export.messages import feedback
 from hopforge.export.records import Example
-from hopforge.export.sft import example_weights, trajectory_metadata
-from hopforge.synth.prompts import AGENT_QUESTION
+from hopforge.export.sft import context_only, window_metadata
 
 THINK = re.compile(r"^<think>\n(.*?)\n</think>\n\n", re.DOTALL)
 COLUMNS = {"messages": "conversations", "system": "system", "tools": "tools"}
@@ -31,32 +32,40 @@ def function_call_value(name: str, arguments: dict[str, Any], thought: str) -> s
     return f"<think>\n{thought}\n</think>\n\n{call}" if thought else call
 
 
-def sharegpt_record(ex: Example, tools: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """One LLaMA-Factory ShareGPT row."""
-    traj = ex.trajectory
-    weights = example_weights(ex)
-    conv = [{"from": "human", "value": AGENT_QUESTION.format(question=ex.question.question)}]
-    model_weights: list[int] = []
-    for turn, weight in zip(traj.turns, weights, strict=True):
-        if turn.call is None:
-            conv.append({"from": "gpt", "value": turn.raw})
-            model_weights.append(0)
-            conv.append({"from": "human", "value": feedback(turn)})
-            continue
-        value = function_call_value(turn.call.name, turn.call.arguments, turn.thought)
-        conv.append({"from": "function_call", "value": value})
-        model_weights.append(weight)
-        conv.append({"from": "observation", "value": turn.result})
-    if len(conv) % 2:
-        conv.pop()  # end on the model side
-    metadata = trajectory_metadata(ex, weights)
-    metadata["weights"] = model_weights
-    return {
-        "conversations": conv,
-        "system": traj.system_prompt,
-        "tools": json.dumps(list(tools), ensure_ascii=False),
-        "metadata": metadata,
-    }
+def conversation(messages: Sequence[dict[str, Any]]) -> tuple[str, list[dict[str, str]]]:
+    """Chat messages (Hugging Face layout) as a ShareGPT system prompt and conversation."""
+    system = ""
+    conv: list[dict[str, str]] = []
+    for m in messages:
+        role, content = m["role"], m.get("content") or ""
+        if role == "system":
+            system = content
+        elif role == "user":
+            conv.append({"from": "human", "value": content})
+        elif role == "tool":
+            conv.append({"from": "observation", "value": content})
+        elif m.get("tool_calls"):
+            fn = m["tool_calls"][0]["function"]
+            conv.append({"from": "function_call",
+                         "value": function_call_value(fn["name"], fn["arguments"], content)})
+        else:
+            conv.append({"from": "gpt", "value": content})
+    return system, conv
+
+
+def sharegpt_records(ex: Example, tools: Sequence[dict[str, Any]]
+                     ) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(record id, row) for each trained turn of each window: the conversation up to it."""
+    for k, window in enumerate(ex.turn_windows):
+        meta = window_metadata(ex, k, window, count=len(ex.turn_windows))
+        for turn, context, message in context_only(window):
+            system, conv = conversation([*context, message])
+            yield f"{ex.trajectory.tid}#t{turn}", {
+                "conversations": conv,
+                "system": system,
+                "tools": json.dumps(list(tools), ensure_ascii=False),
+                "metadata": {**meta, "n_supervised": 1, "turn": turn},
+            }
 
 
 def parse_function_call(value: str) -> tuple[str, dict[str, Any], str]:

@@ -129,13 +129,14 @@ def score_all(
         st = strengths([s.tid for s in group], cs, prior=config.bt_prior)
         combined = (config.pointwise_share * zscore([s.pointwise for s in group])
                     + (1 - config.pointwise_share) * zscore([st[s.tid] for s in group]))
-        for s, c in zip(group, combined):
-            scores.append(replace(s, strength=round(st[s.tid], 6), combined=round(float(c), 6)))
-        eligible = {s.tid for s in group if s.correct} if config.pairs_require_correct else None
+        scored = [replace(s, strength=round(st[s.tid], 6), combined=round(float(c), 6))
+                  for s, c in zip(group, combined)]
+        scores += scored
         pairs += preference_pairs(
-            qid, st, min_margin=config.pair_min_margin,
+            scored, pair_margin=config.pair_margin,
             source=judge_source if judged else "rules",
-            max_pairs=config.max_pairs_per_question, eligible=eligible,
+            max_pairs=config.max_pairs_per_question, require_correct=config.pairs_require_correct,
+            min_gap=config.pair_min_gap,
         )
         comps += cs
         if len(group) > 1:

@@ -81,26 +81,40 @@ def strengths(
 
 
 def preference_pairs(
-    qid: str,
-    strength: dict[str, float],
+    group: Sequence[Score],
     *,
-    min_margin: float,
+    pair_margin: float,
     source: str,
     max_pairs: int = 0,
-    eligible: set[str] | None = None,
+    require_correct: bool = True,
+    min_gap: float = 0.0,
 ) -> list[PreferencePair]:
-    """(chosen, rejected, margin) for every pair whose strength gap is at least `min_margin`.
+    """Preference pairs of one question's scored trajectories, each with a real margin.
 
-    Pairs are ordered by margin (largest first); `max_pairs` > 0 keeps only the first ones.
-    `eligible` restricts which trajectories may be chosen (e.g. only correct ones).
+    A pair is a correct trajectory against a wrong one, or, with equal correctness, two whose
+    combined rewards differ by more than `pair_margin` and whose point-wise totals differ by at
+    least `min_gap` (the combined reward is relative within a question, so in a group of close
+    trajectories a tiny difference can look large). The chosen side always has the higher
+    combined reward (a wrong trajectory that out-scores a correct one gives no pair), and with
+    `require_correct` it is correct. `margin` is the combined-reward difference; pairs are ordered
+    by it (largest first) and `max_pairs` > 0 keeps only the first ones.
     """
     pairs = []
-    for x, y in itertools.combinations(sorted(strength), 2):
-        hi, lo = (x, y) if strength[x] >= strength[y] else (y, x)
-        margin = strength[hi] - strength[lo]
-        if margin >= min_margin and (eligible is None or hi in eligible):
-            pairs.append(PreferencePair(qid=qid, chosen=hi, rejected=lo,
-                                        margin=round(float(margin), 6), source=source))
+    for x, y in itertools.combinations(sorted(group, key=lambda s: s.tid), 2):
+        hi, lo = (x, y) if x.combined >= y.combined else (y, x)
+        margin = hi.combined - lo.combined
+        if margin <= 0 or (require_correct and not hi.correct):
+            continue
+        if hi.correct != lo.correct:
+            if not hi.correct:
+                continue
+            basis = "correctness"
+        elif margin > pair_margin and hi.pointwise - lo.pointwise >= min_gap:
+            basis = "margin"
+        else:
+            continue
+        pairs.append(PreferencePair(qid=hi.qid, chosen=hi.tid, rejected=lo.tid,
+                                    margin=round(float(margin), 6), source=source, basis=basis))
     pairs.sort(key=lambda p: (-p.margin, p.chosen, p.rejected))
     return pairs[:max_pairs] if max_pairs > 0 else pairs
 

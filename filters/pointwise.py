@@ -50,8 +50,10 @@ class ScoreConfig:
     bt_prior virtual half-won games per trajectory; combined = pointwise_share * z(pointwise)
     + (1 - pointwise_share) * z(strength) within each question; length control runs when
     |corr(combined, length)| >= length_corr_threshold, length being what the teacher wrote
-    (length_measure: characters or turns); preference pairs need a strength margin of
-    at least pair_min_margin (and, with pairs_require_correct, a correct chosen side).
+    (length_measure: characters or turns); a preference pair is a correct trajectory against a
+    wrong one, or two equally correct ones whose combined rewards differ by more than
+    pair_margin with point-wise totals at least pair_min_gap apart; the chosen side has the
+    higher combined reward (and, with pairs_require_correct, is correct).
 
     Judge: with judge_urls and judge_model, a model judge (see filters/judge.py) gives the
     point-wise verdict j and replaces the rule comparator for pairs. Prefer a judge from another
@@ -78,7 +80,8 @@ class ScoreConfig:
     pointwise_share: float = 0.5
     length_corr_threshold: float = 0.3
     length_measure: Literal["chars", "turns"] = "chars"
-    pair_min_margin: float = 0.5
+    pair_margin: float = 0.5  # combined-reward gap an equally correct pair must exceed
+    pair_min_gap: float = 0.1  # ... and the point-wise gap it must reach (combined is relative)
     max_pairs_per_question: int = 0  # 0: no limit
     pairs_require_correct: bool = True  # the chosen side of a preference pair must be correct
     rows_per_part: int = 1000

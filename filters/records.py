@@ -46,8 +46,9 @@ class PreferencePair:
     qid: str
     chosen: str  # tid
     rejected: str  # tid
-    margin: float  # difference in strength (or combined reward)
+    margin: float  # difference in combined reward (chosen minus rejected, always > 0)
     source: str = "rules"  # "rules" or "judge:MODEL"
+    basis: str = "margin"  # "correctness" (correct against wrong) or "margin" (equally correct)
 
     def to_row(self) -> dict[str, Any]:
         return asdict(self)
@@ -67,10 +68,13 @@ class Decision:
     weight: float = 1.0  # sample weight for kept records (down-weighting)
     reason: str = ""  # why it was dropped or down-weighted
     style_score: float = 0.0
+    context_turns: tuple[int, ...] = ()  # turns kept as context only (not trained): style caps
 
     def to_row(self) -> dict[str, Any]:
-        return asdict(self)
+        row = asdict(self)
+        row["context_turns"] = list(self.context_turns)
+        return row
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Decision:
-        return cls(**row)
+        return cls(**{**row, "context_turns": tuple(row.get("context_turns") or ())})

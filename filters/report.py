@@ -13,10 +13,12 @@ from typing import Any
 import numpy as np
 from hopforge.filters.habits import action_ngram_counts, entropy_bits, reformulations
 from hopforge.filters.records import PreferencePair, Score
-from hopforge.filters.select import FilterResult, reason_counts
-from hopforge.filters.style import Features, TrajectoryStyle
+from hopforge.filters.select import FilterResult, failure, reason_counts
+from hopforge.filters.style import Features, StyleConfig, TrajectoryStyle
+from hopforge.filters.turn_caps import trained_share
+from hopforge.synth.annotate import tool_calls, useful_share
 from hopforge.synth.diversity import distinct_n, self_bleu
-from hopforge.synth.records import Trajectory
+from hopforge.synth.records import TURN_LABELS, Question, Trajectory
 
 SELF_BLEU_SAMPLE = 200
 
@@ -119,8 +121,16 @@ def filter_report(
     *,
     reference: str,
     question_dedup: str = "",
+    questions: Mapping[str, Question] | None = None,
+    style: StyleConfig | None = None,
 ) -> dict[str, Any]:
-    """The filter stage's report: decisions, fingerprints, and statistics before and after."""
+    """The filter stage's report: decisions, fingerprints, and statistics before and after.
+
+    `trained_share_*` is the share of trajectories whose trained turns carry a pattern
+    (unweighted, what a trainer reads), before filtering and in the kept set.
+    """
+    questions = questions or {}
+    style = style or StyleConfig()
     before_set = [t for t in trajectories if t.tid in result.features]
     kept = {d.tid for d in result.decisions if d.kept}
     before = set_stats(before_set, result.features, result.styles, scores)
@@ -128,6 +138,13 @@ def filter_report(
     after = set_stats([t for t in before_set if t.tid in kept], result.features, result.styles,
                       scores, like=before, weights=weights)
     prints = sorted(result.profile.fingerprints, key=lambda f: (-f.share, -(f.z or 0.0), f.pattern))
+    labelled = {t.tid: t for t in (result.labelled or trajectories)}
+    context = {d.tid: d.context_turns for d in result.decisions if d.kept}
+    names = [f.pattern for f in prints]
+    kept_ids = [t.tid for t in before_set if t.tid in kept]
+    trained_before = trained_share([t.tid for t in before_set], labelled, questions, scores,
+                                   names, {}, style)
+    trained_after = trained_share(kept_ids, labelled, questions, scores, names, context, style)
     return {
         "trajectories": len(result.decisions),
         "kept": len(kept),
@@ -148,11 +165,40 @@ def filter_report(
             {"pattern": f.pattern, "z": f.z, "count": f.count,
              "share_before": before["pattern_shares"].get(f.pattern, 0.0),
              "share_after": after["pattern_shares"].get(f.pattern, 0.0),
-             "weighted_share_after": after["pattern_shares_weighted"].get(f.pattern, 0.0)}
+             "weighted_share_after": after["pattern_shares_weighted"].get(f.pattern, 0.0),
+             "trained_share_before": trained_before.get(f.pattern, 0.0),
+             "trained_share_after": trained_after.get(f.pattern, 0.0)}
             for f in prints
         ],
+        "turns": turn_judgments(result.labelled or trajectories, kept),
         "before": before,
         "after": after,
+    }
+
+
+def turn_judgments(trajectories: Sequence[Trajectory], kept: set[str]) -> dict[str, Any]:
+    """Turn labels, failures and useful-turn shares, over all trajectories and the kept ones."""
+    def labels(trajs: Sequence[Trajectory]) -> dict[str, int]:
+        c = Counter(t.label or "unlabelled" for tr in trajs for t in tr.turns)
+        return {label: c.get(label, 0) for label in (*TURN_LABELS, "unlabelled") if
+                label != "unlabelled" or c.get(label)}
+
+    kept_trajs = [t for t in trajectories if t.tid in kept]
+    failed = Counter(failure(t) for t in trajectories if failure(t))
+    return {
+        "labels": labels(trajectories),
+        "labels_kept": labels(kept_trajs),
+        "failed": dict(sorted(failed.items())),
+        "failed_kept": sum(1 for t in kept_trajs if failure(t)),
+        "unjustified": sum(1 for tr in trajectories for t in tr.turns if not t.justified),
+        "untrained_kept": {label: sum(1 for tr in kept_trajs for t in tr.turns if t.label == label)
+                           for label in ("invalid", "off_track")},
+        "useful_share": distribution([useful_share(t) for t in trajectories],
+                                     [i / 20 for i in range(21)]),
+        "useful_share_kept": distribution([useful_share(t) for t in kept_trajs],
+                                          [i / 20 for i in range(21)]),
+        "tool_calls": distribution([tool_calls(t) for t in trajectories]),
+        "tool_calls_kept": distribution([tool_calls(t) for t in kept_trajs]),
     }
 
 
@@ -175,6 +221,11 @@ def score_report(scores: Sequence[Score], pairs: Sequence[PreferencePair],
             "turns": distribution([s.n_turns for s in scores]),
         },
         "pair_margins": distribution([p.margin for p in pairs]),
+        "pair_margins_by_basis": {
+            basis: distribution([p.margin for p in pairs if p.basis == basis])
+            for basis in ("correctness", "margin")
+        },
+        "pair_bases": dict(sorted(Counter(p.basis for p in pairs).items())),
         "pair_sources": dict(Counter(p.source for p in pairs)),
     }
 
@@ -211,11 +262,13 @@ def filter_summary(report: Mapping[str, Any], top: int = 10) -> str:
                  "dropped: " + (", ".join(f"{k} {v}" for k, v in drops.items()) or "none"))
     lines.append(f"  fingerprints, share of trajectories carrying each (reference: "
                  f"{report['reference']}):")
-    lines.append(f"    {'pattern':<46} {'z':>6} {'before':>7} {'after':>7} {'weighted':>8}")
+    lines.append(f"    {'pattern':<46} {'z':>6} {'before':>7} {'after':>7} {'weighted':>8} "
+                 f"{'trained':>7}")
     for f in report["fingerprints"][:top]:
         z = f"{f['z']:.1f}" if f["z"] is not None else "-"
         lines.append(f"    {f['pattern'][:46]:<46} {z:>6} {f['share_before']:>7.2f} "
-                     f"{f['share_after']:>7.2f} {f['weighted_share_after']:>8.2f}")
+                     f"{f['share_after']:>7.2f} {f['weighted_share_after']:>8.2f} "
+                     f"{f.get('trained_share_after', 0.0):>7.2f}")
     return "\n".join(lines)
 
 

@@ -2,8 +2,11 @@
 
 Steps, in order (a trajectory leaves at the first step that drops it):
 
-1. validity: its question is known and accepted, and it has a score (optionally: it is correct
-   and its point-wise total reaches `min_pointwise`);
+1. validity: its question is known and accepted; it did not fail (end in `error` or without an
+   answer, unless `keep_failed`); it has a score; it makes at least `min_tool_calls` tool calls
+   and at least `min_useful_share` of its turns are labelled progress or recovery (see
+   hopforge.synth.annotate); optionally it is correct and its point-wise total reaches
+   `min_pointwise`;
 2. near-duplicate questions (embedding cosine >= dedup_questions) and near-duplicate trajectories
    (MinHash Jaccard >= dedup_trajectories); the better-ranked one is kept;
 3. style: score >= threshold is dropped; score in [downweight_from, threshold) is kept with weight
@@ -17,8 +20,11 @@ Steps, in order (a trajectory leaves at the first step that drops it):
    ceil(balance_ratio * size of the smallest value with at least
    max(balance_min_group, balance_min_share * trajectories) trajectories), so a rare value (a kind
    the corpus seldom yields) is kept whole without shrinking every other group to its size;
-6. pattern weights (`pattern_weights`): a pattern that the budget of step 4 left above the cap
-   (a habit of most but not all trajectories) is capped in the weighted set instead: its
+6. pattern turns (`pattern_turns`): the caps hold on what a trainer reads, unweighted: turns
+   whose own text carries a pattern still above the cap in the trained turns of the kept
+   trajectories become context only, worst-ranked trajectories first (see filters/turn_caps.py);
+7. pattern weights (`pattern_weights`, off by default; trainers such as TRL ignore sample
+   weights): a pattern left above the cap is capped in the weighted set instead: its
    carriers' weights are scaled down until its weighted share is at most `pattern_cap`, never
    below `min_weight` (see `cap_weights`).
 
@@ -45,6 +51,8 @@ from hopforge.filters.style import (
     fit_style,
     trajectory_style,
 )
+from hopforge.filters.turn_caps import cap_turns
+from hopforge.synth.annotate import label_trajectory, tool_calls, useful_share
 from hopforge.synth.records import Question, Trajectory
 
 BALANCE_KEYS = ("hops", "kind", "teacher")
@@ -60,7 +68,8 @@ class FilterConfig:
     min_weight: float = 0.25
     pattern_cap: float = 0.3
     pattern_cap_budget: float = 0.25
-    pattern_weights: bool = True  # step 6: down-weight what the cap's budget could not remove
+    pattern_turns: bool = True  # step 6: over-cap turns become context only
+    pattern_weights: bool = False  # step 7: down-weight what is still over the cap
     balance_ratio: float = 3.0  # 0 disables balancing
     balance_min_group: int = 5
     balance_min_share: float = 0.1  # values rarer than this share do not set the cap
@@ -69,6 +78,9 @@ class FilterConfig:
     dedup_questions: float = 0.95  # 0 disables
     require_correct: bool = False
     min_pointwise: float = 0.0
+    min_tool_calls: int = 2  # fewer parsed tool calls (the answer included): dropped
+    min_useful_share: float = 0.2  # smaller share of progress and recovery turns: dropped
+    keep_failed: bool = False  # keep trajectories that ended in error or without an answer
     rows_per_part: int = 1000
 
     def __post_init__(self) -> None:
@@ -78,7 +90,8 @@ class FilterConfig:
                 raise HopforgeError(f"FilterConfig.{f.name}={v} must be >= 0")
         for name in ("threshold", "downweight_from", "min_weight", "pattern_cap",
                      "pattern_cap_budget", "balance_min_share",
-                     "dedup_trajectories", "dedup_questions", "min_pointwise"):
+                     "dedup_trajectories", "dedup_questions", "min_pointwise",
+                     "min_useful_share"):
             if getattr(self, name) > 1:
                 raise HopforgeError(f"FilterConfig.{name}={getattr(self, name)} must lie in [0, 1]")
         if self.downweight_from > self.threshold:
@@ -90,6 +103,9 @@ class FilterConfig:
             raise HopforgeError(f"FilterConfig.balance_keys has {sorted(bad)}; use {BALANCE_KEYS}")
         if self.rows_per_part < 1:
             raise HopforgeError(f"FilterConfig.rows_per_part={self.rows_per_part} must be >= 1")
+        if not isinstance(self.min_tool_calls, int) or self.min_tool_calls > 100_000:
+            raise HopforgeError(f"FilterConfig.min_tool_calls={self.min_tool_calls!r} must be an "
+                                "integer in [0, 100000]")
 
 
 def style_weight(score: float, config: FilterConfig) -> float:
@@ -100,15 +116,33 @@ def style_weight(score: float, config: FilterConfig) -> float:
     return round(1.0 - (1.0 - config.min_weight) * min(1.0, frac), 6)
 
 
+def failure(traj: Trajectory) -> str:
+    """Why a trajectory failed (it ended in error, or without an answer), or "" when it did not."""
+    if traj.termination == "error":
+        return "failed:error"
+    if not traj.final_answer.strip():
+        return f"no-answer:{traj.termination}"
+    return ""
+
+
 def validity(traj: Trajectory, question: Question | None, score: Score | None,
              config: FilterConfig) -> str:
-    """Why a trajectory cannot be kept at all, or "" when it can."""
+    """Why a trajectory cannot be kept at all, or "" when it can (its turns labelled)."""
     if question is None:
         return "question-missing"
     if question.rejected:
         return f"question-rejected:{question.rejected}"
+    failed = failure(traj)
+    if failed and not config.keep_failed:
+        return failed
     if score is None:
         return "unscored"
+    calls = tool_calls(traj)
+    if calls < config.min_tool_calls:
+        return f"few-tool-calls:{calls}<{config.min_tool_calls}"
+    share = useful_share(traj)
+    if share < config.min_useful_share:
+        return f"low-useful-share:{share:.3f}<{config.min_useful_share}"
     if config.require_correct and not score.correct:
         return "incorrect"
     if score.pointwise < config.min_pointwise:
@@ -274,6 +308,15 @@ def select(
         order = [tid for tid in order if tid not in reason]
         reason.update(balance(order, keys[name], name, config))
     kept = [tid for tid in order if tid not in reason]
+    context: dict[str, tuple[int, ...]] = {}
+    if config.pattern_turns:
+        carried = Counter(p for tid in kept if tid in styles for p in styles[tid].patterns)
+        pats = sorted(carried, key=lambda p: (-carried[p], p))
+        context, capped_out = cap_turns(kept, by_tid, questions, scores, pats,
+                                        cap=config.pattern_cap, budget=config.pattern_cap_budget,
+                                        style=config.style)
+        reason.update(capped_out)
+        kept = [tid for tid in kept if tid not in capped_out]
     weights = {tid: style_weight(styles[tid].score if tid in styles else 0.0, config)
                for tid in kept}
     capped = cap_weights(kept, styles, weights, config) if config.pattern_weights else {}
@@ -291,7 +334,8 @@ def select(
             w, pattern = capped[t.tid]
             notes.append(f"pattern-cap={pattern}")
         out.append(Decision(tid=t.tid, qid=t.qid, kept=True, weight=w, style_score=s,
-                            reason=f"down-weighted:{';'.join(notes)}" if notes else ""))
+                            reason=f"down-weighted:{';'.join(notes)}" if notes else "",
+                            context_turns=context.get(t.tid, ())))
     return out
 
 
@@ -311,6 +355,7 @@ class FilterResult:
     styles: Mapping[str, TrajectoryStyle]
     question_duplicates: Mapping[str, str]
     trajectory_duplicates: Mapping[str, str]
+    labelled: tuple[Trajectory, ...] = ()  # the trajectories with their turns labelled
 
 
 def filter_trajectories(
@@ -322,7 +367,11 @@ def filter_trajectories(
     *,
     embedder: Embedder | None = None,
 ) -> FilterResult:
-    """Fit the style profile, find near-duplicates and decide on every trajectory."""
+    """Fit the style profile, find near-duplicates and decide on every trajectory.
+
+    Turns are labelled anew first (see hopforge.synth.annotate.label_trajectory).
+    """
+    trajectories = [label_trajectory(t, questions.get(t.qid)) for t in trajectories]
     valid = [t for t in trajectories
              if not validity(t, questions.get(t.qid), scores.get(t.tid), config)]
     feats = {t.tid: extract(t, questions[t.qid].question, config.style) for t in valid}
@@ -339,4 +388,5 @@ def filter_trajectories(
     decisions = select(trajectories, questions, scores, styles, config,
                        question_duplicates=qdup, trajectory_duplicates=tdup)
     return FilterResult(decisions=tuple(decisions), profile=profile, features=feats,
-                        styles=styles, question_duplicates=qdup, trajectory_duplicates=tdup)
+                        styles=styles, question_duplicates=qdup, trajectory_duplicates=tdup,
+                        labelled=tuple(trajectories))

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 
 from hopforge.corpus.errors import HopforgeError
@@ -49,7 +49,7 @@ from hopforge.filters.logodds import (
     ngrams,
     words,
 )
-from hopforge.synth.records import Trajectory
+from hopforge.synth.records import Trajectory, Turn
 
 COPY_PATTERN = "query:copies-question"
 
@@ -309,3 +309,37 @@ def trajectory_style(f: Features, profile: StyleProfile, config: StyleConfig) ->
     return TrajectoryStyle(tid=f.tid, phrase=round(phrase, 6), opener=round(opener_share, 6),
                            query=round(query, 6), actions=round(act, 6), score=round(score, 6),
                            patterns=tuple(sorted(carried)))
+
+
+def turn_patterns(turn: Turn, question: str, patterns: Collection[str],
+                  config: StyleConfig) -> set[str]:
+    """The patterns of `patterns` that one turn's own text carries: thought, query or answer."""
+    text = turn.thought or ("" if turn.call is not None else turn.raw)
+    masked = mask_names(text) if text.strip() else ""
+    texts = [masked] if masked else []
+    call = turn.call
+    if call is not None and call.name == "answer":
+        texts.append(mask_names(str(call.arguments.get("text", ""))))
+    query = call.arguments.get("query") if call is not None and call.name == "search" else None
+    copy = isinstance(query, str) and copies_question(query, question,
+                                                      threshold=config.copy_threshold)
+    qgrams: frozenset[str] = frozenset()
+    if isinstance(query, str) and not copy:
+        toks = words(mask_names(query, sentences=False))
+        qgrams = frozenset(g for n in config.query_ngram_sizes for g in ngrams(toks, n))
+    first = opener(masked, config.opener_words) if masked else ""
+    spaced = [_spaced(t) for t in texts]
+    out = set()
+    for p in patterns:
+        kind, key = p.split(":", 1)
+        if p == COPY_PATTERN:
+            hit = copy
+        elif kind == "phrase":
+            hit = any(f" {key} " in t for t in spaced)
+        elif kind == "opener":
+            hit = first == key
+        else:
+            hit = key in qgrams
+        if hit:
+            out.add(p)
+    return out

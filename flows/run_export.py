@@ -8,6 +8,7 @@ and a killed run leaves the previous export in place.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shutil
@@ -26,6 +27,7 @@ from hopforge.export.manifest import (
     config_hash,
     corpus_fingerprint,
     read_build_config,
+    style_on_rows,
     summarize,
 )
 from hopforge.export.messages import resolve_tools
@@ -42,7 +44,10 @@ from hopforge.export.schemas import RecordValidator, schemas_for
 from hopforge.export.selection import BuildInputs, rows, select
 from hopforge.export.shards import ShardWriter, shard_suffix
 from hopforge.export.sharegpt import dataset_info
+from hopforge.export.windows import Counter as TokenCounter
+from hopforge.export.windows import WindowSettings, char_tokens, tokenizer_counter
 from hopforge.filters.records import Decision, PreferencePair, Score
+from hopforge.filters.style import StyleConfig
 from hopforge.synth.records import Question, Trajectory
 from hopforge.synth.trajectories.loop import system_prompt
 
@@ -79,6 +84,38 @@ def tool_settings(build_config: dict[str, Any], fingerprint: str | None) -> dict
             )
     settings["corpus_fingerprint"] = fingerprint or ""
     return settings
+
+
+def window_settings(build_config: dict[str, Any], config: ExportConfig) -> WindowSettings:
+    """How the build's teacher context was managed, from build.toml's [trajectories] table."""
+    section = build_config.get("trajectories")
+    table = section if isinstance(section, dict) else {}
+    from hopforge.synth.trajectories.stage import TrajectoryConfig
+
+    defaults = TrajectoryConfig()
+    return WindowSettings(
+        keep_results=int(table.get("keep_results", defaults.keep_results)),
+        context_tokens=int(table.get("context_tokens", defaults.context_tokens)),
+        reserve_tokens=int(table.get("max_tokens", defaults.max_tokens)),
+        max_seq_tokens=config.max_seq_tokens,
+    )
+
+
+def token_counter(tokenizer: str) -> TokenCounter:
+    """Counts row tokens with the named tokenizer (offline), or as characters / 4 without one."""
+    if not tokenizer:
+        return char_tokens
+    from transformers import AutoTokenizer
+
+    try:
+        tok = AutoTokenizer.from_pretrained(tokenizer, local_files_only=True)
+    except OSError as exc:
+        raise HopforgeError(
+            f"[export] tokenizer = {tokenizer!r} could not be loaded offline ({exc}); give a "
+            "local tokenizer folder or a model already in the Hugging Face cache, or leave it "
+            "empty to count characters / 4"
+        ) from None
+    return tokenizer_counter(tok)
 
 
 def _distributions(examples: Sequence[Example]) -> Distributions:
@@ -158,7 +195,13 @@ def export_build(build: BuildDir | str | Path, config: ExportConfig | None = Non
         max_k=settings["max_k"],
     )
     chosen = select(
-        inputs, config, eval_items, default_prompt=system_prompt(tools, text_calls=False)
+        inputs,
+        config,
+        eval_items,
+        default_prompt=system_prompt(tools, text_calls=False),
+        tools=tools,
+        window_settings=window_settings(build_config, config),
+        count=token_counter(config.tokenizer),
     )
     schemas = schemas_for([t["function"]["name"] for t in tools])
     staging = build.root / ".export.tmp"
@@ -182,6 +225,11 @@ def export_build(build: BuildDir | str | Path, config: ExportConfig | None = Non
         trajectories=len(inputs.trajectories),
         dropped=chosen.dropped,
     )
+    filter_report = build.reports / "filter.json"
+    fingerprints = (json.loads(filter_report.read_text()).get("fingerprints") or []
+                    if filter_report.is_file() else [])
+    stats["style_on_rows"] = style_on_rows(chosen.examples, fingerprints, StyleConfig())
+    stats["untrained_windows"] = chosen.untrained_windows
     provenance = {
         "config_hash": config_hash(build),
         "corpus_fingerprint": fingerprint,

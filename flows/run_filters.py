@@ -310,7 +310,8 @@ def filter_build(
         qdedup = f"embedder {getattr(embedder, 'name', type(embedder).__name__)}"
     result = filter_trajectories(trajs, questions, scores, texts, config, embedder=embedder)
     _write_parts(build.filtered, [d.to_row() for d in result.decisions], config.rows_per_part, fp)
-    report = filter_report(trajs, scores, result, reference=source, question_dedup=qdedup)
+    report = filter_report(trajs, scores, result, reference=source, question_dedup=qdedup,
+                           questions=questions, style=config.style)
     parts.write_json(build.reports / "filter.json", report)
     from hopforge.filters.plots import filter_plots
 

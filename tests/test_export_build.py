@@ -20,7 +20,7 @@ from hopforge.synth.records import Question, Trajectory
 
 from tests.export_data import FINGERPRINT, make_build
 
-KINDS = ("sft/openai", "sft/hf", "rl/verl", "rl/plain", "preference", "sharegpt")
+KINDS = ("sft/openai", "sft/hf", "sft/trl", "rl/verl", "rl/plain", "preference", "sharegpt")
 
 
 def _files(root: Path) -> dict[str, str]:
@@ -93,9 +93,10 @@ def test_counts_follow_filters_and_questions(exported: Path) -> None:
     assert len(rl) == 13  # the rejected question is not exported
     assert len({r["metadata"]["tid"] for r in sft}) == 24
     sharegpt = [r for rows in _records(export, "sharegpt").values() for r in rows]
-    assert sorted(r["metadata"]["tid"] for r in sharegpt) == sorted(
-        r["metadata"]["tid"] for r in sft
-    )
+    trl = [r for rows in _records(export, "sft/trl").values() for r in rows]
+    assert {r["metadata"]["tid"] for r in sharegpt} == {r["metadata"]["tid"] for r in sft}
+    trained = sum(m.get("weight", 0) for r in sft for m in r["messages"])
+    assert len(sharegpt) == len(trl) >= trained > 0  # one row per trained turn
     flawed = [r for r in sft if any(m.get("weight") == 0 for m in r["messages"])]
     assert flawed and all(m.get("weight") in (None, 0, 1) for r in sft for m in r["messages"])
 
@@ -143,7 +144,7 @@ def test_card_plots_and_dataset_info(exported: Path) -> None:
     assert json.loads((exported / "reports" / "export.json").read_text())["counts"]["sft/hf"]
 
 
-def test_failing_records_are_reported_not_written(tmp_path: Path) -> None:
+def test_a_trajectory_with_nothing_to_train_gives_no_row(tmp_path: Path) -> None:
     build = make_build(tmp_path / "b", questions=4)
     empty = Trajectory(
         tid="q000-empty", qid="q000", teacher="scripted", sample=9, termination="error"
@@ -153,16 +154,9 @@ def test_failing_records_are_reported_not_written(tmp_path: Path) -> None:
 
     write_part(build.filtered, 1, [Decision(tid=empty.tid, qid="q000", kept=True).to_row()])
     result = export_build(build, ExportConfig(formats=("sft", "sharegpt")))
-    assert {(r.kind, r.record_id) for r in result.rejected} == {
-        ("sft/openai", "q000-empty"),
-        ("sft/hf", "q000-empty"),
-        ("sharegpt", "q000-empty"),
-    }
+    assert result.rejected == ()
     manifest = json.loads((build.export / "manifest.json").read_text())
-    assert (
-        manifest["rejected"]["count"] == 3
-        and "too short" in manifest["rejected"]["records"][0]["reason"]
-    )
+    assert manifest["stats"]["dropped_by_reason"]["no-trained-turn"] == 1
     tids = {
         r["metadata"]["tid"] for rows in _records(build.export, "sft/hf").values() for r in rows
     }

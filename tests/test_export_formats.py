@@ -13,13 +13,16 @@ from hopforge.export.messages import (
     tools_from_prompt,
     turn_weight,
     turns_from_messages,
+    without_tool_schemas,
 )
 from hopforge.export.preference import preference_record
 from hopforge.export.records import Example
 from hopforge.export.rl import Task, compute_score, extract_answer, plain_record, verl_record
 from hopforge.export.schemas import RecordValidator, schemas_for
-from hopforge.export.sft import sft_record
-from hopforge.export.sharegpt import dataset_info, parse_function_call, sharegpt_record
+from hopforge.export.selection import with_windows
+from hopforge.export.sft import sft_records
+from hopforge.export.sharegpt import dataset_info, parse_function_call, sharegpt_records
+from hopforge.export.windows import WindowSettings
 from hopforge.filters.records import Decision, PreferencePair
 from hopforge.synth import prompts
 from hopforge.synth.records import Turn
@@ -37,7 +40,7 @@ def example() -> Example:
     q = make_question(1, rng)
     t = make_trajectory(q, 0, rng, flaws=True)
     score = make_score(t, rng, negative_turn=1)
-    return Example(
+    ex = Example(
         trajectory=t,
         question=q,
         split="train",
@@ -45,6 +48,19 @@ def example() -> Example:
         score=score,
         decision=Decision(tid=t.tid, qid=q.qid, kept=True, weight=0.5),
     )
+    return with_windows(ex, TOOLS, WindowSettings(keep_results=100))[0]
+
+
+def sft_record(ex: Example, tools: list, flavour: str) -> dict:
+    """The row of the example's only window."""
+    rows = [row for _, row in sft_records(ex, tools, flavour)]  # type: ignore[arg-type]
+    assert len(rows) == 1
+    return rows[0]
+
+
+def sharegpt_record(ex: Example, tools: list) -> dict:
+    """The ShareGPT row that trains the example's last trained turn (the whole conversation)."""
+    return [row for _, row in sharegpt_records(ex, tools)][-1]
 
 
 def _expected_weights(ex: Example) -> list[int]:
@@ -74,7 +90,8 @@ def test_sft_record_round_trips_and_weights_bad_turns_zero(example: Example, fla
     row = sft_record(example, TOOLS, flavour)  # type: ignore[arg-type]
     assert RecordValidator(SCHEMAS[f"sft/{flavour}"]).problem(row) == ""
     msgs = row["messages"]
-    assert msgs[0] == {"role": "system", "content": SYSTEM}
+    assert msgs[0] == {"role": "system", "content": without_tool_schemas(SYSTEM)}
+    assert "JSON schemas" not in msgs[0]["content"] and tools_from_prompt(msgs[0]["content"]) == []
     assert msgs[1] == {
         "role": "user",
         "content": prompts.AGENT_QUESTION.format(question=example.question.question),
@@ -124,8 +141,10 @@ def test_sharegpt_alternates_and_round_trips(example: Example) -> None:
     for i, msg in enumerate(conv):
         assert msg["from"] in (("human", "observation") if i % 2 == 0 else ("gpt", "function_call"))
     model = [m for m in conv if m["from"] in ("gpt", "function_call")]
-    assert row["metadata"]["weights"] == _expected_weights(example)
+    assert row["metadata"]["turn"] == example.trajectory.turns[-1].index
     assert len(model) == len(example.trajectory.turns)
+    rows = [r for _, r in sharegpt_records(example, TOOLS)]
+    assert len(rows) == sum(_expected_weights(example))  # one row per trained turn
     for msg, turn in zip(model, example.trajectory.turns, strict=True):
         if turn.call is None:
             assert msg == {"from": "gpt", "value": turn.raw}
@@ -135,7 +154,7 @@ def test_sharegpt_alternates_and_round_trips(example: Example) -> None:
                 turn.call.arguments,
                 turn.thought,
             )
-    assert json.loads(row["tools"]) == TOOLS and row["system"] == SYSTEM
+    assert json.loads(row["tools"]) == TOOLS and row["system"] == without_tool_schemas(SYSTEM)
     info = dataset_info("demo", ["train", "validation"])
     assert (
         info["demo_train"]["file_name"] == "train"

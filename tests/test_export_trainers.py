@@ -17,7 +17,8 @@ from hopforge.flows.run_export import export_build
 from tests.export_data import make_build
 
 TEMPLATE = Path(__file__).parent / "data" / "chat_template_tools.jinja"
-KINDS = ("sft/openai", "sft/hf", "rl/verl", "rl/plain", "preference", "sharegpt")
+KINDS = ("sft/openai", "sft/hf", "sft/trl", "rl/verl", "rl/plain", "preference", "sharegpt")
+WINDOW = 750  # max_seq_tokens of the "windowed" export: most trajectories need two windows
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +26,8 @@ def exports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """The same build exported as JSONL, JSONL+zstd and Parquet."""
     root = tmp_path_factory.mktemp("trainers")
     out = {}
-    for name, extra in (("jsonl", {}), ("zstd", {"zstd": True}), ("parquet", {"parquet": True})):
+    for name, extra in (("jsonl", {}), ("zstd", {"zstd": True}), ("parquet", {"parquet": True}),
+                        ("windowed", {"max_seq_tokens": WINDOW})):
         build = make_build(root / name, questions=10)
         export_build(build, ExportConfig(validation_fraction=0.2, shard_records=7, **extra))
         out[name] = build.export
@@ -125,8 +127,9 @@ def test_trl_format_checks_and_chat_template_on_every_sft_record(
 
     validate_calls = getattr(ctu, "_validate_tool_calls", lambda calls: None)
     assert supports_tool_calling(tokenizer)
-    rows = _rows(exports["jsonl"], "sft/hf") + _rows(exports["jsonl"], "sft/hf", "validation")
-    assert rows
+    rows = [r for name in ("jsonl", "windowed") for split in ("train", "validation")
+            for r in _rows(exports[name], "sft/hf", split)]
+    assert rows and max(r["metadata"]["window"]["count"] for r in rows) > 1
     for row in rows:
         assert is_conversational(row)
         _check_roles(row["messages"])
@@ -148,6 +151,28 @@ def test_trl_format_checks_and_chat_template_on_every_sft_record(
             "input_ids"
         ]
         assert len(ids) > 100
+        # the schemas are rendered once, by the template, not again in the system prompt
+        assert text.count('"name": "search"') == 1 + sum(
+            1 for m in row["messages"] for c in m.get("tool_calls") or ()
+            if c["function"]["name"] == "search")
+
+
+def test_trl_prompt_completion_rows_train_one_turn_each(
+    exports: dict[str, Path], tokenizer: Any
+) -> None:
+    from trl.data_utils import is_conversational, maybe_apply_chat_template
+
+    for name in ("jsonl", "windowed"):
+        rows = _rows(exports[name], "sft/trl")
+        hf = _rows(exports[name], "sft/hf")
+        assert len(rows) >= sum(m.get("weight", 0) for r in hf for m in r["messages"]) > 0
+        for row in rows:
+            example = {"prompt": row["prompt"], "completion": row["completion"]}
+            assert is_conversational(example)
+            _check_roles(row["prompt"] + row["completion"])
+            out = maybe_apply_chat_template(example, tokenizer, tools=row["tools"])
+            assert out["prompt"].endswith("<|im_start|>assistant\n")
+            assert out["completion"].count("<tool_call>") == 1
 
 
 def test_openai_layout_differs_only_in_argument_encoding(
@@ -203,8 +228,9 @@ def test_trl_shipped_qwen_template_renders_the_sft_rows(
     assert turns.count("<tool_response>") == sum(1 for m in row["messages"] if m["role"] == "tool")
 
 
-def test_sharegpt_follows_llama_factory_rules(exports: dict[str, Path]) -> None:
-    export = exports["jsonl"]
+@pytest.mark.parametrize("name", ["jsonl", "windowed"])
+def test_sharegpt_follows_llama_factory_rules(exports: dict[str, Path], name: str) -> None:
+    export = exports[name]
     info = json.loads((export / "sharegpt" / "dataset_info.json").read_text())
     assert set(info) == {"hopforge_train", "hopforge_validation"}
     for entry in info.values():

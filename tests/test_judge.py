@@ -181,7 +181,7 @@ def test_score_build_with_a_judge_server_caches_verdicts(
     parts.write_part(build.trajectories, 0, [good.to_row(), bad.to_row()])
     openai_server.set_handler(_verdicts(q))
     config = ScoreConfig(judge_urls=(openai_server.base_url,), judge_model="j",
-                         pair_min_margin=0.1)
+                         pair_margin=0.1, pair_min_gap=0.0)
     report = score_build(build, config)
     assert report["judge_scored"] == 2 and report["pair_sources"] == {"judge:openai:j": 1}
     pairs = list(parts.read_parts(build.pairs))

@@ -42,12 +42,30 @@ def test_all_pairs_of_a_question_are_compared_and_fitted() -> None:
     st = strengths([s.tid for s in group], comps, prior=0.1)
     assert st["a"] == pytest.approx(st["d"])  # they tie with each other, win the same games
     assert st["a"] > st["b"] > st["c"]
-    pairs = preference_pairs("q", st, min_margin=0.5, source="rules")
-    assert all(p.margin >= 0.5 and st[p.chosen] > st[p.rejected] for p in pairs)
-    assert not any({p.chosen, p.rejected} == {"a", "d"} for p in pairs)  # no clear margin
-    only_correct = preference_pairs("q", st, min_margin=0.5, source="rules", eligible={"c"})
-    assert only_correct == []
-    assert len(preference_pairs("q", st, min_margin=0.0, source="rules", max_pairs=2)) == 2
+
+
+def test_pairs_have_a_real_margin_and_the_chosen_side_scores_higher() -> None:
+    group = [score("a", combined=1.0, pointwise=0.9), score("b", combined=0.8, pointwise=0.85),
+             score("c", combined=-0.2, pointwise=0.7),
+             score("w", correct=False, combined=-1.0), score("x", correct=False, combined=1.5),
+             score("y", correct=False, combined=-1.2)]
+    pairs = preference_pairs(group, pair_margin=0.5, source="rules")
+    got = {(p.chosen, p.rejected): p.basis for p in pairs}
+    assert got == {("a", "w"): "correctness", ("b", "w"): "correctness",
+                   ("c", "w"): "correctness", ("a", "y"): "correctness",
+                   ("b", "y"): "correctness", ("c", "y"): "correctness",
+                   ("a", "c"): "margin", ("b", "c"): "margin"}
+    # a-b differ by 0.2 only; x is wrong yet out-scores the correct ones: no pair either way
+    by = {s.tid: s.combined for s in group}
+    assert all(p.margin == pytest.approx(by[p.chosen] - by[p.rejected]) and p.margin > 0
+               for p in pairs)
+    both_wrong = preference_pairs(group, pair_margin=0.5, source="rules", require_correct=False)
+    assert ("x", "y") in {(p.chosen, p.rejected) for p in both_wrong}
+    assert len(preference_pairs(group, pair_margin=0.0, source="rules", max_pairs=2)) == 2
+    # b-c: a combined margin of 1.0 but point-wise totals only 0.15 apart
+    close = preference_pairs(group, pair_margin=0.5, source="rules", min_gap=0.18)
+    assert ("a", "c") in {(p.chosen, p.rejected) for p in close}
+    assert ("b", "c") not in {(p.chosen, p.rejected) for p in close}
 
 
 def test_zscore_and_pearson_edge_cases() -> None:
@@ -128,7 +146,7 @@ def test_judge_comparisons_replace_the_rules_for_their_question() -> None:
     trajs = [make_trajectory(q, "varied", s, rng) for s in range(2)]
     a, b = sorted(t.tid for t in trajs)
     judged = {q.qid: [Comparison(qid=q.qid, a=a, b=b, outcome=0.0, source="judge:m")]}
-    res = score_all({q.qid: q}, trajs, ScoreConfig(pair_min_margin=0.1),
+    res = score_all({q.qid: q}, trajs, ScoreConfig(pair_margin=0.1, pair_min_gap=0.0),
                     judge_comparisons=judged, judge_source="judge:m")
     st = {s.tid: s.strength for s in res.scores}
     assert st[b] > st[a]

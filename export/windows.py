@@ -1,0 +1,309 @@
+"""SFT windows: a trajectory cut into the contexts the teacher saw, each short enough to train on.
+
+The agent's context manager (`hopforge.synth.trajectories.context.Context`) decides what the teacher saw: the
+question with the latest checkpoint under it, the turns since that checkpoint (plus the last
+`keep_results` turns before it), and, of those, the last `keep_results` tool results verbatim
+and older ones elided to a pointer. A window replays that manager over the trajectory's turns:
+its row is the prompt the teacher was given for the window's last turn, followed by that turn's
+assistant message. A context epoch (from the start, or from a checkpoint, up to the next
+checkpoint) is one window; an epoch longer than `max_seq_tokens` is cut into several windows
+that each start from the epoch's checkpoint state. Each turn is trained in exactly one window:
+turns carried over from before (context only) have weight 0 there.
+
+Earlier assistant messages of a window see their older results as the window's last prompt
+shows them (elided), not as they were when those turns were written.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hopforge.corpus.errors import HopforgeError
+from hopforge.export.messages import Arguments, call_ids, turn_message_pair, without_tool_schemas
+from hopforge.synth import prompts
+from hopforge.synth.annotate import shown_doc_ids
+from hopforge.synth.records import Checkpoint, Trajectory, Turn
+from hopforge.synth.trajectories.context import Context
+
+Counter = Callable[[Sequence[dict[str, Any]], Sequence[dict[str, Any]]], int]
+CHARS_PER_TOKEN = 4
+
+
+class WindowTooLong(HopforgeError):
+    """A single turn, with the window's head, does not fit in `max_seq_tokens`."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WindowSettings:
+    """How the teacher's context was managed (from the build's trajectories settings)."""
+
+    keep_results: int = 5
+    context_tokens: int = 32_768
+    reserve_tokens: int = 1024
+    max_seq_tokens: int = 32_768
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Window:
+    """One row's worth of a trajectory: messages, and which turns it shows and trains."""
+
+    messages: tuple[dict[str, Any], ...]
+    turns: tuple[int, ...]  # turn index of each assistant message, in order
+    trained: tuple[int, ...]  # the turns this window trains (weight may still be 0)
+    checkpoint: int  # turn of the checkpoint the window starts from; -1: the question alone
+    tokens: int
+
+
+def char_tokens(messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]) -> int:
+    """Size in tokens as characters / 4 of contents, tool calls and tool schemas."""
+    chars = len(json.dumps(list(tools), ensure_ascii=False)) if tools else 0
+    for m in messages:
+        chars += len(m.get("content") or "") + len(m["role"]) + 8
+        for call in m.get("tool_calls") or ():
+            chars += len(json.dumps(call["function"], ensure_ascii=False))
+    return math.ceil(chars / CHARS_PER_TOKEN)
+
+
+def tokenizer_counter(tokenizer: Any) -> Counter:
+    """Size in tokens with a tokenizer: its chat template when it has one, else the contents."""
+
+    def count(messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]) -> int:
+        if getattr(tokenizer, "chat_template", None):
+            ids = tokenizer.apply_chat_template(
+                list(messages), tools=list(tools) or None, tokenize=True
+            )
+            return len(ids["input_ids"] if isinstance(ids, dict) else ids)
+        text = char_text(messages, tools)
+        return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    return count
+
+
+def char_text(messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]) -> str:
+    """The text a row holds: tool schemas, then each message's role, content and calls."""
+    parts = [json.dumps(list(tools), ensure_ascii=False)] if tools else []
+    for m in messages:
+        calls = [json.dumps(c["function"], ensure_ascii=False) for c in m.get("tool_calls") or ()]
+        parts.append("\n".join([m["role"], m.get("content") or "", *calls]))
+    return "\n".join(parts)
+
+
+@dataclass(slots=True)
+class _Step:
+    """A turn as the context manager holds it."""
+
+    turn: int
+    assistant: dict[str, Any]
+    result: dict[str, Any] | None  # None: the final answer, never followed by a result
+    pointer: str | None
+
+
+def _steps(traj: Trajectory, weights: Sequence[int], arguments: Arguments,
+           tool_names: bool) -> list[_Step]:
+    out = []
+    for turn, weight, cid in zip(traj.turns, weights, call_ids(traj), strict=True):
+        assistant, result = turn_message_pair(
+            turn, weight, cid, arguments=arguments, tool_names=tool_names
+        )
+        out.append(_Step(turn=turn.index, assistant=assistant, result=result,
+                         pointer=_pointer(turn)))
+    if out and _is_answer(traj.turns[-1]):
+        out[-1].result = None
+    return out
+
+
+def _is_answer(turn: Turn) -> bool:
+    return turn.call is not None and turn.call.name == "answer" and turn.args_valid
+
+
+def _pointer(turn: Turn) -> str | None:
+    if turn.call is None:
+        return None  # a correction is never elided
+    ids = shown_doc_ids(turn)
+    shown = f"; it showed {', '.join(ids[:8])}" if ids else ""
+    return prompts.AGENT_ELIDED_RESULT.format(turn=turn.index, shown=shown)
+
+
+def _render(traj: Trajectory, question: str, cp: Checkpoint | None, steps: Sequence[_Step],
+            settings: WindowSettings, *, forced: bool) -> list[dict[str, Any]]:
+    """The teacher's prompt for the last of `steps`, then that step's assistant message."""
+    ctx = Context(
+        without_tool_schemas(traj.system_prompt),
+        question,
+        keep_results=settings.keep_results,
+        context_tokens=settings.context_tokens,
+        reserve_tokens=settings.reserve_tokens,
+    )
+    if cp is not None:
+        ctx.set_checkpoint(cp)
+    for s in steps[:-1]:
+        ctx.add_step(s.turn, s.assistant, s.result or {}, s.pointer)
+    extra = {"role": "user", "content": prompts.AGENT_FORCE_ANSWER} if forced else None
+    messages = [dict(m) for m in ctx.render(extra=extra, compact=forced)]
+    if not messages[0].get("content"):
+        messages = messages[1:]  # no system prompt
+    return [*messages, dict(steps[-1].assistant)]
+
+
+def _epochs(traj: Trajectory, steps: list[_Step], keep: int
+            ) -> list[tuple[Checkpoint | None, list[_Step], list[_Step], bool]]:
+    """(checkpoint, carried steps, own steps, forced) for each context epoch, in order."""
+    cps = {cp.turn: cp for cp in traj.checkpoints}
+    forced_last = traj.termination == "context_limit" and _is_answer(traj.turns[-1])
+    out = []
+    cp: Checkpoint | None = None
+    carried: list[_Step] = []  # the last turns before the checkpoint, still shown after it
+    epoch: list[_Step] = []
+    for i, step in enumerate(steps):
+        epoch.append(step)
+        last = i == len(steps) - 1
+        if not last and step.turn not in cps:
+            continue
+        out.append((cp, carried, epoch, last and forced_last))
+        shown = [*carried, *epoch]
+        carried = shown[-keep:] if keep else []
+        cp, epoch = cps.get(step.turn), []
+    return out
+
+
+def windows(
+    traj: Trajectory,
+    question: str,
+    weights: Sequence[int],
+    tools: Sequence[dict[str, Any]],
+    settings: WindowSettings,
+    *,
+    arguments: Arguments = "object",
+    tool_names: bool = True,
+    count: Counter = char_tokens,
+) -> list[Window]:
+    """The windows of a trajectory, in order; raises `WindowTooLong` when a turn cannot fit."""
+    steps = _steps(traj, weights, arguments, tool_names)
+    out: list[Window] = []
+    for cp, carried, own, forced in _epochs(traj, steps, settings.keep_results):
+        out += _split(traj, question, cp, carried, own, tools, settings, count, forced)
+    return out
+
+
+def turn_windows(
+    traj: Trajectory,
+    question: str,
+    weights: Sequence[int],
+    tools: Sequence[dict[str, Any]],
+    settings: WindowSettings,
+    *,
+    count: Counter = char_tokens,
+) -> list[Window]:
+    """One window per trained turn: exactly the prompt the teacher got for it, then the turn.
+
+    When that prompt is longer than `max_seq_tokens`, its oldest turns are left out (the
+    window still starts from the epoch's checkpoint state).
+    """
+    steps = _steps(traj, weights, "object", True)
+    out: list[Window] = []
+    for cp, carried, own, forced in _epochs(traj, steps, settings.keep_results):
+        for i, step in enumerate(own):
+            if not step.assistant.get("weight"):
+                continue
+            shown = [*carried, *own[: i + 1]]
+            is_forced = forced and i == len(own) - 1
+            while True:
+                msgs = _render(traj, question, cp, shown, settings, forced=is_forced)
+                tokens = count(msgs, tools)
+                if tokens <= settings.max_seq_tokens:
+                    break
+                if len(shown) == 1:
+                    raise WindowTooLong(
+                        f"trajectory {traj.tid}: turn {step.turn} alone needs more than "
+                        f"max_seq_tokens={settings.max_seq_tokens} tokens; raise "
+                        "[export] max_seq_tokens"
+                    )
+                shown = shown[1:]
+            for m in _assistants(msgs)[:-1]:
+                m["weight"] = 0
+            _hide_unseen(msgs)
+            if not msgs[-1].get("weight"):
+                continue  # it used what even the teacher's prompt did not show
+            n = len(_assistants(msgs))
+            out.append(Window(messages=tuple(msgs), turns=tuple(s.turn for s in shown[-n:]),
+                              trained=(step.turn,), checkpoint=cp.turn if cp is not None else -1,
+                              tokens=tokens))
+    return out
+
+
+def _split(traj: Trajectory, question: str, cp: Checkpoint | None, carried: list[_Step],
+           own: list[_Step], tools: Sequence[dict[str, Any]], settings: WindowSettings,
+           count: Counter, forced: bool) -> list[Window]:
+    """One epoch as windows: whole when it fits, else the longest runs of turns that do."""
+    limit = settings.max_seq_tokens
+
+    def make(context: list[_Step], trained: list[_Step], is_last: bool) -> Window:
+        shown = [*context, *trained]
+        msgs = _render(traj, question, cp, shown, settings, forced=forced and is_last)
+        before = {id(s) for s in context}
+        assistants = _assistants(msgs)
+        for m, s in zip(assistants, shown[len(shown) - len(assistants):], strict=True):
+            if id(s) in before and "weight" in m:
+                m["weight"] = 0  # trained in the window before
+        _hide_unseen(msgs)
+        rendered = shown[len(shown) - len(assistants):]
+        return Window(messages=tuple(msgs), turns=tuple(s.turn for s in rendered),
+                      trained=tuple(s.turn for s in trained),
+                      checkpoint=cp.turn if cp is not None else -1, tokens=count(msgs, tools))
+
+    whole = make(carried, own, True)
+    if whole.tokens <= limit:
+        return [whole]
+    out: list[Window] = []
+    start, context = 0, list(carried)
+    while start < len(own):
+        end = start + 1
+        best = None
+        while end <= len(own):
+            w = make(context, own[start:end], end == len(own))
+            if w.tokens > limit:
+                break
+            best, end = (w, end), end + 1
+        if best is None:
+            if context:
+                context = context[1:]
+                continue
+            raise WindowTooLong(
+                f"trajectory {traj.tid}: turn {own[start].turn} alone needs more than "
+                f"max_seq_tokens={limit} tokens; raise [export] max_seq_tokens"
+            )
+        out.append(best[0])
+        shown = [*context, *own[start:best[1]]]
+        context = shown[-settings.keep_results:] if settings.keep_results else []
+        start = best[1]
+    return out
+
+
+def _hide_unseen(messages: list[dict[str, Any]]) -> None:
+    """Weight 0 for a call whose doc_id or find pattern the row does not show before it.
+
+    An earlier turn of a window sees its older results elided, as the window's last prompt shows
+    them; a call that read its doc_id or pattern from a result elided here is not a target here
+    (the one-turn layouts, `turn_windows`, train it on the exact prompt it had).
+    """
+    seen: list[str] = []
+    for m in messages:
+        if m["role"] == "assistant" and m.get("weight") and m.get("tool_calls"):
+            fn = m["tool_calls"][0]["function"]
+            args = fn["arguments"] if isinstance(fn["arguments"], dict) else \
+                json.loads(fn["arguments"])
+            text = "\n".join(seen).lower()
+            wanted = [str(args.get("doc_id", ""))] if fn["name"] in ("open", "find") else []
+            if fn["name"] == "find":
+                wanted.append(str(args.get("pattern", "")))
+            if any(w.lower() not in text for w in wanted):
+                m["weight"] = 0
+        seen.append(m.get("content") or "")
+
+
+def _assistants(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [m for m in messages if m["role"] == "assistant"]
