@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "hopforge.flows.commands_filters",
     "hopforge.flows.commands_export",
     "hopforge.flows.commands_build",
+    "hopforge.flows.commands_eval",
 )
 
 
