@@ -13,9 +13,9 @@ Run a teacher on tasks of BUILD at each turn budget (--budgets, in tool calls) u
 mix (--faults: none, light, heavy), through the same agent loop, tools and fault layer as the
 trajectories stage, and write DIR/summary.json, DIR/report.md, DIR/success.png, DIR/onset.png
 and the raw trajectories in DIR/trajectories/. Tasks: for budget B, up to N accepted questions
-of BUILD whose min_calls lies in [B/2, B] (filled from the nearest below when too few, and the
-report says so), or every question of --tasks FILE at every budget. --inject breaks the teacher
-on purpose (repeat@N, bad-args@N, forget@N, ignore-faults) to check that the harness sees it."""
+of BUILD (or questions of --tasks FILE) whose min_calls lies in [B/2, B], filled from the
+nearest below when too few (the report says so). --inject breaks the teacher on purpose
+(repeat@N, bad-args@N, forget@N, ignore-faults) to check that the harness sees it."""
 
 
 def _positive(text: str) -> int:
@@ -44,9 +44,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     g.add_argument("--faults", default="none,light,heavy", metavar="MIX,MIX,...",
                    help="fault mixes: none, light, heavy (default all three)")
     g.add_argument("--tasks", type=Path, default=None, metavar="FILE",
-                   help="a JSONL file of questions, run at every budget, instead of the build's")
+                   help="a JSONL file of questions (Question rows) instead of the build's")
     g.add_argument("-n", type=_positive, default=None, metavar="N",
-                   help="tasks per budget (default 20; with --tasks: all of the file)")
+                   help="tasks per budget (default 20)")
     g.add_argument("--out", type=Path, required=True, metavar="DIR", help="where results go")
     g.add_argument("--inject", action="append", default=[], metavar="MODE",
                    help="a failure mode: repeat@N, bad-args@N, forget@N or ignore-faults "

@@ -27,7 +27,7 @@ from hopforge.flows.run_trajectories import accepted_questions, load_searcher
 from hopforge.synth.evaluation.presets import EvalInputError
 from hopforge.synth.evaluation.runner import Cell, EvalConfig, run_cells
 from hopforge.synth.evaluation.stops import HANDOFFS, handoff_state
-from hopforge.synth.evaluation.tasks import Ladder, fixed_ladders, load_tasks, select_ladders
+from hopforge.synth.evaluation.tasks import Ladder, load_tasks, select_ladders
 from hopforge.synth.teacher.chat import ChatModel
 
 log = logging.getLogger(__name__)
@@ -40,16 +40,21 @@ class EvalRequest:
 
     build: Path
     out: Path
-    n: int | None = None  # tasks per budget (default 20 from the build; all from a file)
+    n: int | None = None  # tasks per budget (default 20)
     tasks: Path | None = None  # a JSONL file of questions instead of the build's
 
 
 def ladders_for(request: EvalRequest, config: EvalConfig) -> tuple[list[Ladder], str]:
     """The tasks of each budget, and a line saying where they come from."""
+    n = request.n or 20
+    window = f"up to {n} per budget with min_calls in [budget/2, budget]"
     if request.tasks is not None:
         questions = load_tasks(request.tasks)
-        return fixed_ladders(questions, config.budgets, request.n, str(request.tasks)), (
-            f"{request.tasks}, the same tasks at every budget")
+        if not questions:
+            raise EvalInputError(f"--tasks {request.tasks} holds no questions: write one "
+                                 "Question row (qid, question, answer, ...) per line")
+        return select_ladders(questions, config.budgets, n, seed=config.seed), (
+            f"questions of {request.tasks}, {window}")
     build = BuildDir.at(request.build)
     if not build.root.is_dir():
         raise EvalInputError(f"{build.root} is not a build directory: run `hopforge build` or "
@@ -58,10 +63,8 @@ def ladders_for(request: EvalRequest, config: EvalConfig) -> tuple[list[Ladder],
     if not questions:
         raise EvalInputError(f"{build.questions} holds no accepted questions: run "
                              f"`hopforge questions {build.root}` first, or pass --tasks FILE")
-    n = request.n or 20
     return select_ladders(questions, config.budgets, n, seed=config.seed), (
-        f"accepted questions of {build.root}, up to {n} per budget with min_calls in "
-        "[budget/2, budget]")
+        f"accepted questions of {build.root}, {window}")
 
 
 def _write_cell(out: Path, cell: Cell) -> Path:

@@ -7,7 +7,7 @@ import pytest
 from hopforge.filters.eval_metrics import TaskResult, measure
 from hopforge.synth.evaluation.injections import parse_injection
 from hopforge.synth.evaluation.runner import EvalConfig, run_cells
-from hopforge.synth.evaluation.tasks import fixed_ladders
+from hopforge.synth.evaluation.tasks import Ladder
 from hopforge.synth.records import Question
 from hopforge.synth.trajectories.faults import FaultConfig
 from hopforge.synth.trajectories.scripted import ScriptedConfig
@@ -23,8 +23,8 @@ def run(questions: list[Question], searcher: Any, *inject: str, budget: int = 60
     presets = {"none": FaultConfig(), **TIMEOUTS}
     config = EvalConfig(budgets=(budget,), faults=(faults,), scripted=CLEAN, presets=presets,
                         injections=tuple(parse_injection(i) for i in inject), concurrency=4)
-    (cell,) = asyncio.run(run_cells(fixed_ladders(questions, (budget,), None, "test"),
-                                    searcher, None, config))
+    ladder = Ladder(budget=budget, tasks=tuple(questions), low=1)
+    (cell,) = asyncio.run(run_cells([ladder], searcher, None, config))
     by_qid = {q.qid: q for q in questions}
     titles = {d.doc_id: d.title for d in searcher.documents.values()}
     return [measure(t, by_qid[t.qid], titles) for t in cell.trajectories]

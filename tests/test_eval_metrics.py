@@ -12,7 +12,7 @@ from hopforge.synth.evaluation.presets import (
     parse_faults,
 )
 from hopforge.synth.evaluation.stops import handoff_state, plan_change_stop
-from hopforge.synth.evaluation.tasks import fixed_ladders, select_ladders
+from hopforge.synth.evaluation.tasks import select_ladders
 from hopforge.synth.records import NOT_FOUND, Fault, Question, Spec, ToolCall, Trajectory, Turn
 
 CHAIN = Question(qid="c", question="Who?", answer="Dorran Pell", evidence=("quillon", "grey-needle"),
@@ -51,8 +51,9 @@ def test_ladders_take_tasks_that_fit_and_say_when_they_fill_from_below() -> None
     assert sorted(q.min_calls for q in short.tasks) == [6, 9] and short.note == ""
     assert [q.min_calls for q in long.tasks] == [60, 30]
     assert "1 of 2 tasks have min_calls in [50, 100]; 1 more with min_calls 30" in long.note
-    (fixed,) = fixed_ladders(qs, (10,), 3, "f.jsonl")
-    assert len(fixed.tasks) == 3 and "same 3 tasks" in fixed.note
+    (none,) = select_ladders(qs, (2,), 2)
+    assert none.tasks == () and "0 of 2 tasks have min_calls in [1, 2] and none needs fewer" \
+        in none.note
 
 
 def test_success_needs_the_answer_and_never_comes_from_a_handoff() -> None:

@@ -1,4 +1,4 @@
-"""The tasks of an eval: a ladder of questions per turn budget, or a JSONL file of questions.
+"""The tasks of an eval: a ladder of questions per turn budget, from a build or a JSONL file.
 
 For budget B the ladder holds up to N questions whose `min_calls` lies in [ceil(B/2), B]. When
 fewer fit, it is filled with the questions whose `min_calls` is nearest below B/2, and the
@@ -76,16 +76,6 @@ def select_ladders(questions: Sequence[Question], budgets: Sequence[int], n: int
         ladders.append(Ladder(budget=budget, tasks=tuple(picked), low=low,
                               note="; ".join(notes)))
     return ladders
-
-
-def fixed_ladders(questions: Sequence[Question], budgets: Sequence[int], n: int | None,
-                  source: str) -> list[Ladder]:
-    """The same tasks (the first `n`, or all) at every budget: a tasks file's ladders."""
-    if not questions:
-        raise EvalInputError(f"{source} holds no questions: write one Question row per line")
-    tasks = tuple(questions[:n] if n else questions)
-    note = f"the same {len(tasks)} tasks from {source} at every budget"
-    return [Ladder(budget=b, tasks=tasks, low=1, note=note) for b in budgets]
 
 
 def load_tasks(path: Path) -> list[Question]:
