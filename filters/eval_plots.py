@@ -41,13 +41,16 @@ def eval_plots(runs: Sequence[Mapping[str, Any]], directory: Path) -> list[Path]
     """success.png and onset.png in `directory`; returns their paths."""
     groups = _by_faults(runs)
     budgets = sorted({r["budget"] for r in runs})
+    colors = {f: f"C{i}" for i, f in enumerate(groups)}  # one colour per fault mix in both plots
     fig, ax = _figure(1, 1, (6.4, 4.2))
     a = ax[0][0]
     for faults, rows in groups.items():
         pts = [(r["budget"], r["success"]) for r in rows if r["success"] is not None]
         if pts:
-            a.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=faults)
+            a.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=faults,
+                   color=colors[faults])
     a.set_xscale("log")
+    a.set_xlim(budgets[0] / 1.5, budgets[-1] * 1.5)
     a.set_xticks(budgets, [str(b) for b in budgets])
     a.set_ylim(-0.03, 1.03)
     a.set_xlabel("turn budget (tool calls)")
@@ -61,9 +64,14 @@ def eval_plots(runs: Sequence[Mapping[str, Any]], directory: Path) -> list[Path]
         for faults, rows in groups.items():
             pts = [(r["budget"], r["onset"][kind]) for r in rows if r["onset"][kind] is not None]
             if pts:
-                a.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=faults)
+                a.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=faults,
+                       color=colors[faults])
         a.set_xscale("log")
+        a.set_xlim(budgets[0] / 1.5, budgets[-1] * 1.5)
         a.set_xticks(budgets, [str(b) for b in budgets])
+        if not a.get_lines():
+            a.text(0.5, 0.5, "never happened", ha="center", va="center", transform=a.transAxes)
+            a.set_yticks([])
         a.set_title(f"onset: {kind.replace('_', ' ')}")
         a.set_xlabel("turn budget")
         a.set_ylabel("median first turn")
