@@ -14,11 +14,12 @@ Turns are numbered from 1 (the first tool call). For one trajectory:
   calls by a task document not seen before (another path), or when the
   run ends in a justified stop; it is ignored when the next call has another purpose, the
   fault is never recovered, and the faulted call was not itself a retry of a faulted call.
-- forgotten constraint: a call that goes back to check an item (an aggregation's item, or an
-  evidence document) already read cleanly after other items were read since, or a final
-  answer that contradicts what clean results showed (a count below the matches seen or above
-  what is left, a list missing a match seen or holding a non-match seen, or the title of an
-  evidence document that is not the answer).
+- forgotten constraint: a final answer that contradicts what clean results showed (a count
+  below the matches seen or above what is left, a list missing a match seen or holding a
+  non-match seen, or the title of an evidence document that is not the answer). Its onset is
+  the first call that went back to an item (an aggregation's item, or an evidence document)
+  already read cleanly after other items were read since, the first sign the run lost track
+  of it, or else the answer. Going back to an item before a right answer is a re-check.
 - onset: the first turn of each error kind, or None.
 """
 
@@ -227,11 +228,11 @@ def measure(trajectory: Trajectory, question: Question,
     faults, recovered, ignored, first_ignored = _faults(turns, task_docs(question), justified)
     onset["ignored_fault"] = first_ignored
     checked, back = _checks(turns, question)
-    forgot = back
+    forgot = None
     answer_turn = next((n for n, t in enumerate(turns, start=1) if t.call is not None
                         and t.call.name == "answer" and t.args_valid), None)
     if answer_turn is not None and _contradicts(trajectory.final_answer, question, checked, titles):
-        forgot = min(forgot, answer_turn) if forgot is not None else answer_turn
+        forgot = min(back, answer_turn) if back is not None else answer_turn
     onset["forgotten_constraint"] = forgot
     spec = question.spec
     share = len(checked) / len(spec.items) if spec is not None and spec.items else None

@@ -118,7 +118,9 @@ def run_eval(
                             cell_seconds=round(cell.seconds, 3),
                             per_task=[{"qid": r.qid, "min_calls": r.min_calls,
                                        "success": r.success, "turns": r.turns,
-                                       "termination": r.termination, "onset": r.onset}
+                                       "termination": r.termination, "onset": r.onset,
+                                       **({"injected": cell.injected[r.tid][:3]}
+                                          if cell.injected.get(r.tid) else {})}
                                       for r in results])
         runs.append(row)
         log.info("budget %d, faults %s: %d tasks, success %s, valid calls %s",

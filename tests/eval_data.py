@@ -1,27 +1,33 @@
-"""Hand-made eval tasks over the tiny corpus: an aggregation question with its spec."""
+"""A hand-made aggregation task over the tiny corpus, with its spec computed from the texts."""
 
 from hopforge.corpus.records import Document
 from hopforge.synth.records import Question, Spec, Step
 
-AGGREGATION_ITEMS = ("tessel-hills", "lake-orvin", "brackwater", "mount-fendle", "ilse-varro",
-                     "quillon", "grey-needle", "dorran-pell")
+START = "marrow-river"
+
+
+def _mentions(doc: Document, by_id: dict[str, Document]) -> list[str]:
+    return [d for d in dict.fromkeys(doc.links)
+            if d in by_id and by_id[d].title.lower() in doc.text.lower()]
 
 
 def aggregation_question(docs: list[Document], pattern: str = "Calden",
                          operation: str = "count") -> Question:
-    """How many (or which) of eight named entries mention `pattern`, computed from the texts."""
+    """How many (or which) of the entries Marrow River mentions mention `pattern`."""
     by_id = {d.doc_id: d for d in docs}
-    matching = tuple(d for d in AGGREGATION_ITEMS if pattern.lower() in by_id[d].text.lower())
-    names = ", ".join(by_id[d].title for d in AGGREGATION_ITEMS)
+    items = _mentions(by_id[START], by_id)
+    matching = tuple(d for d in items if pattern.lower() in by_id[d].text.lower())
+    where = "the entries Marrow River mentions"
     if operation == "count":
-        text, answer, answer_type = f"How many of these entries mention {pattern}: {names}?", \
-            str(len(matching)), "count"
+        text = f"How many of {where} mention {pattern}?"
+        answer, answer_type = str(len(matching)), "count"
     else:
-        text, answer, answer_type = f"Which of these entries mention {pattern}: {names}?", \
-            ", ".join(by_id[d].title for d in matching), "list"
-    spec = Spec(family="aggregation", steps=tuple(Step(doc=d, relation="item")
-                                                  for d in AGGREGATION_ITEMS),
+        text = f"Which of {where} mention {pattern}?"
+        answer, answer_type = ", ".join(by_id[d].title for d in matching), "list"
+    spec = Spec(family="aggregation", start=START,
+                steps=(Step(doc=START, relation="start"),
+                       *(Step(doc=d, relation="item") for d in items)),
                 answer_type=answer_type, operation=operation, scope="links",
-                items=AGGREGATION_ITEMS, matching=matching, pattern=pattern)
+                items=tuple(items), matching=matching, pattern=pattern)
     return Question(qid=f"agg-{operation}", question=text, answer=answer, kind="aggregation",
-                    evidence=AGGREGATION_ITEMS, spec=spec, min_calls=2 * len(AGGREGATION_ITEMS) + 1)
+                    evidence=(START, *items), spec=spec, min_calls=2 * len(items) + 3)

@@ -20,6 +20,12 @@ TIMEOUTS = {"timeouts": FaultConfig(timeout=0.35, persistent=0.0, timeout_delay_
 
 def run(questions: list[Question], searcher: Any, *inject: str, budget: int = 60,
         faults: str = "none") -> list[TaskResult]:
+    return run_logged(questions, searcher, *inject, budget=budget, faults=faults)[0]
+
+
+def run_logged(questions: list[Question], searcher: Any, *inject: str, budget: int = 60,
+               faults: str = "none") -> tuple[list[TaskResult], list[int | None]]:
+    """The measures of each task, and the call at which an injection first acted on it."""
     presets = {"none": FaultConfig(), **TIMEOUTS}
     config = EvalConfig(budgets=(budget,), faults=(faults,), scripted=CLEAN, presets=presets,
                         injections=tuple(parse_injection(i) for i in inject), concurrency=4)
@@ -27,7 +33,9 @@ def run(questions: list[Question], searcher: Any, *inject: str, budget: int = 60
     (cell,) = asyncio.run(run_cells([ladder], searcher, None, config))
     by_qid = {q.qid: q for q in questions}
     titles = {d.doc_id: d.title for d in searcher.documents.values()}
-    return [measure(t, by_qid[t.qid], titles) for t in cell.trajectories]
+    first = [cell.injected[t.tid][0][0] if cell.injected.get(t.tid) else None
+             for t in cell.trajectories]
+    return [measure(t, by_qid[t.qid], titles) for t in cell.trajectories], first
 
 
 @pytest.fixture(scope="module")
@@ -45,36 +53,43 @@ def test_the_clean_scripted_teacher_solves_every_task(tasks: list, agent_searche
     assert agg and all(r.item_check_share == 1.0 for r in agg)
 
 
-@pytest.mark.parametrize("n", [3, 6])
+def broken_and_untouched(tasks: list, searcher: Any, mode: str, n: int
+                         ) -> list[tuple[TaskResult, int]]:
+    """(injected result, call it was first injected at) of the tasks whose clean run reaches
+    call `n`; the others must come out as they were."""
+    clean = run(tasks, searcher)
+    broken, first = run_logged(tasks, searcher, f"{mode}@{n}")
+    for c, b, at in zip(clean, broken, first):
+        if c.turns < n:  # answered before call n: nothing was injected
+            assert at is None and b.success == c.success
+            assert all(v is None for v in b.onset.values())
+    pairs = [(b, at) for c, b, at in zip(clean, broken, first) if c.turns >= n]
+    assert len(pairs) >= 3 and all(at is not None and at >= n for _, at in pairs)
+    return pairs  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize("n", [2, 4])
 def test_repeat_is_seen_where_injected_and_ends_as_a_handoff(tasks: list, agent_searcher: Any,
                                                              n: int) -> None:
-    results = run(tasks, agent_searcher, f"repeat@{n}")
-    for r in results:
-        assert r.onset["repeat"] is not None and n <= r.onset["repeat"] <= n + 2
+    for r, at in broken_and_untouched(tasks, agent_searcher, "repeat", n):
+        assert at == n and r.onset["repeat"] is not None and n <= r.onset["repeat"] <= n + 2, r
         assert r.termination == "repetition" and r.handoff and not r.success
 
 
-@pytest.mark.parametrize("n", [2, 5])
+@pytest.mark.parametrize("n", [2, 4])
 def test_bad_arguments_are_seen_where_injected(tasks: list, agent_searcher: Any, n: int) -> None:
-    results = run(tasks, agent_searcher, f"bad-args@{n}")
-    for r in results:
-        assert r.onset["bad_arguments"] == n and r.onset["schema_error"] is None
+    for r, at in broken_and_untouched(tasks, agent_searcher, "bad-args", n):
+        assert at == n and r.onset["bad_arguments"] == n and r.onset["schema_error"] is None
         assert r.argument_errors >= 1 and r.valid_calls == n - 1
         assert r.termination == "error" and not r.success
 
 
-@pytest.mark.parametrize("n", [6, 9])
+@pytest.mark.parametrize("n", [3, 5])
 def test_forget_is_seen_where_injected_and_the_answer_drops_the_item(
         tasks: list, agent_searcher: Any, n: int) -> None:
-    clean = run(tasks, agent_searcher)
-    results = run(tasks, agent_searcher, f"forget@{n}")
-    assert sum(c.turns > n for c in clean) >= 4
-    for c, r in zip(clean, results):
-        onset = r.onset["forgotten_constraint"]
-        if c.turns <= n:  # answered before call n: nothing to forget
-            assert onset is None and r.success
-            continue
-        assert onset is not None and n <= onset <= n + 2, r
+    for r, at in broken_and_untouched(tasks, agent_searcher, "forget", n):
+        onset = r.onset["forgotten_constraint"]  # at: n, or later when nothing was read yet
+        assert onset is not None and at <= onset <= at + 2, r
         assert not r.success and r.termination == "answer"
 
 

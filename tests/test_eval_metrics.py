@@ -107,12 +107,14 @@ def test_an_unanswered_fault_is_ignored_and_a_failed_retry_is_not() -> None:
 
 
 def test_forgotten_constraints_going_back_and_in_the_answer() -> None:
-    back = traj(turn("open", doc_id="quillon", result="Quillon (end of document)"),
-                turn("open", doc_id="grey-needle", result="Grey Needle"),
-                turn("find", doc_id="quillon", pattern="lighthouse"),
-                turn("answer", text="Dorran Pell"), answer="Dorran Pell")
-    assert measure(back, CHAIN).onset["forgotten_constraint"] == 3
+    reads = [turn("open", doc_id="quillon", result="Quillon (end of document)"),
+             turn("open", doc_id="grey-needle", result="Grey Needle"),
+             turn("find", doc_id="quillon", pattern="lighthouse")]
+    recheck = traj(*reads, turn("answer", text="Dorran Pell"), answer="Dorran Pell")
+    assert measure(recheck, CHAIN).onset["forgotten_constraint"] is None  # a re-check
     titles = {"quillon": "Quillon", "grey-needle": "Grey Needle"}
+    lost = traj(*reads, turn("answer", text="Quillon"), answer="Quillon")
+    assert measure(lost, CHAIN, titles).onset["forgotten_constraint"] == 3
     wrong = traj(turn("open", doc_id="quillon", result="Quillon"),
                  turn("open", doc_id="grey-needle", result="Grey Needle"),
                  turn("answer", text="Quillon"), answer="Quillon")

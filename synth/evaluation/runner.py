@@ -23,7 +23,12 @@ from hopforge.synth.records import Question, Trajectory
 from hopforge.synth.teacher.chat import ChatModel
 from hopforge.synth.trajectories.faults import FaultConfig
 from hopforge.synth.trajectories.scripted import ScriptedConfig, ScriptedTeacher
-from hopforge.synth.trajectories.stage import TeacherFactory, TrajectoryConfig, run_trajectories
+from hopforge.synth.trajectories.stage import (
+    TeacherFactory,
+    TrajectoryConfig,
+    run_trajectories,
+    trajectory_id,
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -77,17 +82,23 @@ class Cell:
     tasks: tuple[Question, ...]
     trajectories: tuple[Trajectory, ...]
     seconds: float
+    injected: Mapping[str, tuple[tuple[int, str], ...]] = field(default_factory=dict)  # by tid
 
 
 def teacher_factory(model: ChatModel | None, documents: Mapping[str, Document],
-                    config: EvalConfig) -> TeacherFactory:
-    """One teacher per task: the scripted teacher (model None) or `model`, with injections."""
+                    config: EvalConfig,
+                    injecting: dict[str, InjectingTeacher] | None = None) -> TeacherFactory:
+    """One teacher per task: the scripted teacher (model None) or `model`, with injections;
+    each injecting wrapper is kept in `injecting` under its trajectory id."""
     def make(question: Question, sample: int, seed: int) -> ChatModel:
         base: ChatModel = model if model is not None else ScriptedTeacher(
             question, documents, seed=seed, config=config.scripted)
         if not config.injections:
             return base
-        return InjectingTeacher(base, config.injections, question, documents)
+        wrapper = InjectingTeacher(base, config.injections, question, documents)
+        if injecting is not None:
+            injecting[trajectory_id(question.qid, sample)] = wrapper
+        return wrapper
 
     return make
 
@@ -102,18 +113,20 @@ async def run_cells(
     on_cell: Callable[[Cell], None] | None = None,
 ) -> list[Cell]:
     """Every budget's ladder under every fault mix, cell after cell."""
-    factory = teacher_factory(model, searcher.documents, config)
     cells = []
     for ladder in ladders:
         by_qid = {q.qid: q for q in ladder.tasks}
         for faults in config.faults:
+            injecting: dict[str, InjectingTeacher] = {}
+            factory = teacher_factory(model, searcher.documents, config, injecting)
             started = time.perf_counter()
             runs = await run_trajectories(list(ladder.tasks), searcher, factory,
                                           config=config.trajectory_config(ladder.budget, faults),
                                           on_result=on_result)
             runs = [plan_change_stop(t, by_qid[t.qid], config.plan_change_limit) for t in runs]
             cell = Cell(budget=ladder.budget, faults=faults, tasks=ladder.tasks,
-                        trajectories=tuple(runs), seconds=time.perf_counter() - started)
+                        trajectories=tuple(runs), seconds=time.perf_counter() - started,
+                        injected={tid: tuple(w.injected) for tid, w in injecting.items()})
             if on_cell is not None:
                 on_cell(cell)
             cells.append(cell)

@@ -3,10 +3,11 @@
 The agent loop already ends a run that repeats one call past `repeat_limit` (termination
 `repetition`). The eval adds the plan-change stop: a plan change is a call whose purpose (any
 search, or reading one document) differs from the call before it; when more than
-`plan_change_limit` of them come in a row without a task document shown for the first time,
-the run ends there (termination `no_progress`). Both are handoffs: never a success, and the
-state at that point is kept beside the run. Calls after the stop are cut from the trajectory,
-which reads exactly as if the loop had stopped there (a call never depends on later ones).
+`plan_change_limit` of them come in a row without a task document shown or read for the first
+time, the run ends there (termination `no_progress`). Both are handoffs: never a success, and
+the state at that point is kept beside the run. Calls after the stop are cut from the
+trajectory, which reads exactly as if the loop had stopped there (a call never depends on
+later ones).
 """
 
 from __future__ import annotations
@@ -48,11 +49,17 @@ def shown_docs(turn: Turn) -> tuple[str, ...]:
 
 def plan_change_stop(trajectory: Trajectory, question: Question, limit: int) -> Trajectory:
     """`trajectory`, cut and ended as `no_progress` where the plan-change stop fires."""
-    docs, seen = task_docs(question), set()
+    docs = task_docs(question)
+    seen: set[str] = set()
+    read: set[str] = set()
     changes, last_intent = 0, ""
     for i, turn in enumerate(trajectory.turns):
-        new = [d for d in shown_docs(turn) if d in docs and d not in seen]
+        shown = shown_docs(turn)
+        new = [d for d in shown if d in docs and d not in seen]
         seen.update(new)
+        if turn.call is not None and turn.call.name in ("open", "find"):
+            new += [d for d in shown if d in docs and d not in read]  # read for the first time
+            read.update(shown)
         if turn.call is None or not turn.args_valid or turn.call.name == "answer":
             continue
         intent = call_intent(turn.call)
