@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "hopforge.flows.commands_filters",
     "hopforge.flows.commands_export",
     "hopforge.flows.commands_build",
+    "hopforge.flows.commands_eval",
 )
 
 

@@ -1,0 +1,1 @@
+"""`hopforge eval`: how far a model gets at set turn budgets under named fault mixes."""

@@ -1,0 +1,127 @@
+"""`hopforge eval` end to end: the scripted teacher on a build, a model over HTTP, bad input."""
+
+import json
+import re
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hopforge.corpus.layout import BuildDir
+from hopforge.corpus.parts import write_part
+from hopforge.corpus.store import write_corpus
+from hopforge.flows.cli import main
+
+from tests.eval_data import aggregation_question
+from tests.openai_server import OpenAITestServer, Reply
+
+RUN_KEYS = ("budget", "faults", "tasks", "success", "valid_call_rate", "recovery_rate", "onset",
+            "terminations", "tokens", "seconds")
+DOC_ID = re.compile(r"\[doc_id: ([^\]\s]+)\]")
+
+
+@pytest.fixture
+def build(tmp_path: Path, agent_documents: list, agent_questions: list) -> Path:
+    b = BuildDir.at(tmp_path / "build")
+    write_corpus(b, agent_documents)
+    rows = [q.to_row() for q in [*agent_questions, aggregation_question(agent_documents)]]
+    write_part(b.questions, 0, rows)
+    return b.root
+
+
+def test_scripted_eval_writes_summary_report_plots_and_trajectories(
+        build: Path, tmp_path: Path, capsys: Any) -> None:
+    out = tmp_path / "eval"
+    code = main(["eval", str(build), "--teacher", "scripted", "--budgets", "10,20",
+                 "--faults", "none,heavy", "-n", "3", "--out", str(out)])
+    assert code == 0
+    summary = json.loads((out / "summary.json").read_text())
+    runs = summary["runs"]
+    assert [(r["budget"], r["faults"]) for r in runs] == [(10, "none"), (10, "heavy"),
+                                                          (20, "none"), (20, "heavy")]
+    for r in runs:
+        assert all(k in r for k in RUN_KEYS) and r["tasks"] == 3
+        assert set(r["onset"]) >= {"schema_error", "bad_arguments", "repeat",
+                                   "forgotten_constraint"}
+        assert sum(r["terminations"].values()) == 3
+    assert runs[0]["success"] >= 2 / 3 and runs[0]["valid_call_rate"] == 1.0
+    assert runs[1]["faults_injected"] > 0 and runs[1]["recovery_rate"] is not None
+    ladder20 = summary["ladders"][1]
+    assert ladder20["tasks"] == 3 and "the nearest below" in ladder20["note"]
+    report = (out / "report.md").read_text()
+    assert "| budget | faults | tasks | success |" in report and "nearest below" in report
+    for png in ("success.png", "onset.png"):
+        assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    rows = (out / "trajectories" / "budget-10_faults-heavy.jsonl").read_text().splitlines()
+    assert len(rows) == 3 and {json.loads(r)["teacher"] for r in rows} == {"scripted"}
+    assert (out / "handoffs.jsonl").is_file() and (out / "tasks.jsonl").is_file()
+    assert "budget    10  faults none" in capsys.readouterr().out
+
+
+def _reader(request: dict[str, Any]) -> Reply:
+    """A stateless model: search the gallery, open the first hit, answer."""
+    results = [m for m in request["messages"] if m["role"] == "tool"]
+    if not results:
+        return Reply.tool_call("search", {"query": "Orvin Gallery founder"})
+    if len(results) == 1:
+        ids = DOC_ID.findall(results[0]["content"]) or ["orvin-gallery"]
+        return Reply.tool_call("open", {"doc_id": ids[0]})
+    return Reply.tool_call("answer", {"text": "Quillon"})
+
+
+def test_model_eval_over_http_with_an_injection(build: Path, tmp_path: Path,
+                                                agent_questions: list,
+                                                openai_server: OpenAITestServer) -> None:
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps(agent_questions[2].to_row()) + "\n")
+    openai_server.set_handler(_reader)
+    base = ["eval", str(build), "--teacher", "openai", "--teacher-url", openai_server.base_url,
+            "--teacher-model", "test-model", "--budgets", "10", "--faults", "none",
+            "--tasks", str(tasks)]
+    assert main([*base, "--out", str(tmp_path / "a")]) == 0
+    (run,) = json.loads((tmp_path / "a" / "summary.json").read_text())["runs"]
+    assert run["success"] == 1.0 and run["tokens"] > 0 and run["terminations"]["answer"] == 1
+    assert openai_server.requests[0]["model"] == "test-model"
+    assert main([*base, "--inject", "repeat@2", "--out", str(tmp_path / "b")]) == 0
+    summary = json.loads((tmp_path / "b" / "summary.json").read_text())
+    (run,) = summary["runs"]
+    assert run["success"] == 0.0 and run["handoffs"] == 1 and run["onset"]["repeat"] == 2.0
+    assert summary["eval"]["injections"] == ["repeat@2"]
+    (handoff,) = [json.loads(x) for x in (tmp_path / "b" / "handoffs.jsonl").read_text()
+                  .splitlines()]
+    assert handoff["termination"] == "repetition" and handoff["calls"] >= 4
+
+
+def test_a_model_server_that_is_down_stops_with_a_message(build: Path, tmp_path: Path,
+                                                          capsys: Any) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    code = main(["eval", str(build), "--teacher", "openai", "--teacher-url", dead,
+                 "--teacher-model", "m", "--teacher-retries", "0", "--budgets", "10",
+                 "--faults", "none", "-n", "1", "--out", str(tmp_path / "e")])
+    assert code == 2 and "Could not reach" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--faults", "none,medium"], "unknown fault mix 'medium': use one of none, light, heavy"),
+    (["--budgets", "10,ten"], "'ten' is not a whole number of tool calls"),
+    (["--inject", "forget"], "forget needs the call number it starts at"),
+    (["--tasks", "missing.jsonl"], "no such file"),
+])
+def test_bad_options_name_the_problem_and_the_fix(build: Path, tmp_path: Path, capsys: Any,
+                                                  extra: list, message: str) -> None:
+    code = main(["eval", str(build), "--out", str(tmp_path / "e"), *extra])
+    assert code == 2 and message in capsys.readouterr().err
+
+
+def test_a_build_without_questions_says_what_to_run(tmp_path: Path, agent_documents: list,
+                                                    capsys: Any) -> None:
+    b = BuildDir.at(tmp_path / "empty")
+    write_corpus(b, agent_documents)
+    assert main(["eval", str(b.root), "--out", str(tmp_path / "e")]) == 2
+    assert "hopforge questions" in capsys.readouterr().err
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"qid": "x", "question": "?"}\n')
+    assert main(["eval", str(b.root), "--tasks", str(bad), "--out", str(tmp_path / "e")]) == 2
+    assert "bad.jsonl:1: the question has no answer" in capsys.readouterr().err
