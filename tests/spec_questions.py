@@ -92,14 +92,14 @@ class SpecMaker:
         return None
 
     def aggregation(self, min_items: int, scope: str = "links", operation: str = "count",
-                    unanswerable: bool = False) -> Question | None:
-        hubs = sorted(self.docs, key=lambda d: -len(self._links(d)))[:200]
+                    unanswerable: bool = False, max_items: int = 10_000) -> Question | None:
+        hubs = sorted(self.docs, key=lambda d: -len(self._links(d)))[:400]
         self.rng.shuffle(hubs)
         for s in hubs:
             items = self._links(s)
             if scope == "links2":
                 items = list(dict.fromkeys(x for d in items for x in self._links(d) if x != s))
-            if len(items) < min_items:
+            if not min_items <= len(items) <= max_items:
                 continue
             texts = [self.docs[d].text.lower() for d in items]
             words = sorted({w for t in texts[:50] for w in re.findall(r"[a-z]{6,}", t)})

@@ -11,7 +11,7 @@ from hopforge.synth.records import NOT_FOUND, Question, Trajectory
 from hopforge.synth.trajectories.faults import FaultConfig
 from hopforge.synth.trajectories.scripted import ScriptedConfig, ScriptedTeacher
 from hopforge.synth.trajectories.stage import TrajectoryConfig, run_trajectories
-from hopforge.synth.trajectories.voice import NOTES, SITUATIONS, VOICES
+from hopforge.synth.trajectories.voice import FACTS, NOTES, SITUATIONS, VOICES
 
 
 def solve(questions: list[Question], searcher: Any, *, samples: int = 1,
@@ -171,7 +171,7 @@ def test_every_voice_covers_every_situation_and_note() -> None:
     patterns = _template_patterns()
     assert len(VOICES) >= 5 and len({v.name for v in VOICES}) == len(VOICES)
     for v in VOICES:
-        assert set(v.lines) == set(SITUATIONS) | set(NOTES), v.name
+        assert set(v.lines) == set(SITUATIONS) | set(NOTES) | set(FACTS), v.name
         for situation in SITUATIONS:
             if situation != "first":
                 text = v.say(situation, what="Zed Qor", title="Zed Qor", pattern="Zed Qor",

@@ -20,7 +20,7 @@ from typing import Any
 from hopforge.corpus.records import Document
 from hopforge.synth.records import NOT_FOUND, Question, Spec, Step, ToolCall
 from hopforge.synth.trajectories.reading import Move, Reader, keywords
-from hopforge.synth.trajectories.voice import Note
+from hopforge.synth.trajectories.voice import Note, Voice
 
 GIVE_UP = NOT_FOUND  # a trajectory that cannot go on says so, like an unanswerable one
 
@@ -30,8 +30,8 @@ class Notebook:
     """The teacher's research state: facts with their sources, the open question, the tally."""
 
     goal: str
-    facts: list[tuple[str, str]] = field(default_factory=list)
-    open: str = ""
+    facts: list[tuple[Note, str]] = field(default_factory=list)  # (fact, source doc_id)
+    open: Note | None = None
     checked: int = 0
     total: int = 0
     hits: list[str] = field(default_factory=list)
@@ -41,7 +41,7 @@ class Notebook:
         """The state as note lines for the next thought."""
         out: list[Note] = []
         if self.facts:
-            out.append(("known", {"known": "; ".join(f for f, _ in self.facts[-2:])}))
+            out.append(("known", {"known": [f for f, _ in self.facts[-2:]]}))
         if self.total:
             out.append(("tally", {"checked": str(self.checked), "total": str(self.total),
                                   "hits": str(len(self.hits))}))
@@ -52,16 +52,16 @@ class Notebook:
             out.append(("left", {"names": ", ".join(self.left[:3]) + more}))
         return out
 
-    def checkpoint(self, queries: list[str]) -> dict[str, Any]:
-        """The state in the checkpoint's JSON shape."""
-        open_ = [self.open] if self.open else []
+    def checkpoint(self, queries: list[str], voice: Voice) -> dict[str, Any]:
+        """The state in the checkpoint's JSON shape, facts worded in `voice`."""
+        open_ = [voice.say(self.open[0], **self.open[1])] if self.open else []
         if self.total:
             open_.append(f"checked {self.checked} of {self.total} items; {len(self.hits)} match"
                          + (f": {', '.join(self.hits)}" if self.hits else ""))
         if self.left:
             open_.append(f"left to check: {', '.join(self.left)}")
         return {"goal": self.goal,
-                "facts": [{"fact": f, "source": s} for f, s in self.facts],
+                "facts": [{"fact": voice.say(f[0], **f[1]), "source": s} for f, s in self.facts],
                 "open_constraints": open_ or ["confirm the answer"],
                 "queries_tried": list(queries)}
 
@@ -131,10 +131,11 @@ class Plans:
         query = first.get(habit) or q
         if not name:  # the question does not spell the start's name: search with its words
             name = " ".join(keywords(q, 4))
-        self.book.open = f"where the question starts: {name}"
+        self.book.open = ("o_start", {"title": name})
         ok = yield from self.r.locate(doc_id, name, near=q, first=query.strip())
+        self.book.open = None
         if ok:
-            self.book.facts.append((f"{self.r.title(doc_id)} is where it starts", doc_id))
+            self.book.facts.append((("f_start", {"title": self.r.title(doc_id)}), doc_id))
         return ok
 
     def reach(self, via: str, doc_id: str, near: str = "") -> Move:
@@ -174,7 +175,7 @@ class Plans:
             yield from self.read_for(via, target)
         cands = [d for d, _ in self.mentions(via)] if exhaust else self.candidates(via, target)
         quoted = f'"{phrase}"' if phrase else "the next link"
-        self.book.open = f"which entry {self.r.title(via)} mentions has {quoted}"
+        self.book.open = ("o_link", {"via": self.r.title(via), "pattern": quoted})
         for n, cand in enumerate(cands):
             self.book.left = [self.title_in(via, c) for c in cands[n + 1:]]
             if not (yield from self.reach(via, cand)):
@@ -185,8 +186,9 @@ class Plans:
                 has, _ = yield from self.r.contains(cand, phrase)
             if has and (cand == target or exhaust):
                 self.book.left = []
-                self.book.facts.append((f"{self.r.title(via)} leads to {self.r.title(cand)}"
-                                        + (f", which has {quoted}" if phrase else ""), cand))
+                fact = "f_phrase" if phrase else "f_link"
+                self.book.facts.append(((fact, {"via": self.r.title(via), "title": self.r.title(cand),
+                                                "pattern": quoted}), cand))
                 return cand
             if n + 1 < len(cands):
                 self.r.note("back", title=self.r.title(via))
@@ -267,7 +269,8 @@ class Plans:
             year = yield from self.value(got, x.value, self.r.text(got))
             if year:
                 years[got] = int(year)
-                self.book.facts.append((f"{self.r.title(got)}: {year}", got))
+                self.book.facts.append((("f_value", {"title": self.r.title(got), "value": year}),
+                                        got))
         if len(years) < 2:
             yield from self.answer("give_up", GIVE_UP)
             return
@@ -279,7 +282,7 @@ class Plans:
         phrases = [s.phrase for s in self.spec.steps if s.phrase]
         target = self.spec.target or (self.spec.steps[0].doc if self.spec.steps else "")
         counts: dict[str, int] = {}
-        self.book.open = "the one entry with all of " + ", ".join(f'"{p}"' for p in phrases)
+        self.book.open = ("o_all", {"phrases": ", ".join(f'"{p}"' for p in phrases)})
         for p in phrases:
             for d in (yield from self.r.search(f'"{p}"', k=10, what=f'"{p}"')):
                 counts[d] = counts.get(d, 0) + 1
@@ -307,7 +310,7 @@ class Plans:
                     break
             if ok:
                 self.book.left = []
-                self.book.facts.append((f"{self.r.title(cand)} has all the phrases", cand))
+                self.book.facts.append((("f_all", {"title": self.r.title(cand)}), cand))
                 yield from self.answer("answer", self.r.title(cand))
                 return
             self.r.note("back", title="the candidates")
@@ -326,7 +329,7 @@ class Plans:
         level = [(d, n, spec.start) for d, n in self.mentions(spec.start)]
         if spec.scope == "links2":
             outer, level, seen = level, [], {spec.start}
-            self.book.open = f"the entries that those {self.r.title(spec.start)} mentions mention"
+            self.book.open = ("o_links2", {"title": self.r.title(spec.start)})
             for d, _, via in outer:
                 if not (yield from self.reach(via, d)):
                     continue
@@ -338,7 +341,7 @@ class Plans:
         values = {s.doc: s.value for s in spec.steps if s.relation == "item"}
         book = self.book
         book.total = len(items)
-        book.open = f'which of the {len(items)} entries contain "{spec.pattern}"'
+        book.open = ("o_items", {"n": str(len(items)), "pattern": f'"{spec.pattern}"'})
         found: dict[str, int] = {}
         for n, (d, _, via) in enumerate(items):
             book.left = [name for _, name, _ in items[n + 1:]]
@@ -350,7 +353,8 @@ class Plans:
                         year = yield from self.value(d, values[d], lines)
                         if year:
                             found[d] = int(year)
-                            book.facts.append((f"{self.r.title(d)}: {year}", d))
+                            book.facts.append((("f_value", {"title": self.r.title(d),
+                                                             "value": year}), d))
             book.checked += 1
         book.left = []
         yield from self.total_answer(found)

@@ -11,17 +11,19 @@ again, and a call that keeps failing is replaced by another way to the same text
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from hopforge.corpus.records import Document
-from hopforge.synth.annotate import normalize_text
+from hopforge.synth.annotate import normalize_call, normalize_text
 from hopforge.synth.records import ToolCall
 from hopforge.synth.trajectories.faults import TRUNCATION_NOTE
 from hopforge.synth.trajectories.voice import Note, Speaker
 
 Act = tuple[str, ToolCall]
+MAX_SENDS = 3  # the agent's repetition stop rule ends a trajectory at a fourth
 Move = Generator[Act, str, Any]
 _HIT = re.compile(r"\[doc_id: ([^\]\s]+)\] ([^|\n\"\\]+)")
 _MORE = re.compile(r"\(more: open doc_id=\S+ page=(\d+)\)")
@@ -75,13 +77,14 @@ class Reader:
     queries: list[str] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)  # what the next thought reports first
     state: Any = None  # a callable giving the state notes (known, open, tally)
+    sent: Counter[str] = field(default_factory=Counter)  # normalized call -> times sent
 
     def say(self, situation: str, **slots: str) -> str:
         """A thought: the situation's line, what was just seen, then the state."""
         state = list(self.state()) if self.state is not None else []
         rng = self.speaker.rng  # the wording stream: what it mentions, never what it does
-        kept = [n for n in state if rng.random() < 0.75] or state[:1]
-        rng.shuffle(kept)
+        rate = 1.0 if self.speaker.style.voice.name == "house" else 0.6  # the house recaps always
+        kept = [rng.choice(state)] if state and rng.random() < rate else []  # one thing it knows
         notes = [*self.notes, *kept]
         self.notes = []
         return self.speaker.say(situation, notes, **slots)
@@ -102,7 +105,12 @@ class Reader:
     # -- one call, with the reactions to faults ---------------------------------------------
 
     def call(self, situation: str, call: ToolCall, **slots: str) -> Move:
-        """Send `call`; retry a timeout, read a cut or re-laid result again. Returns the text."""
+        """Send `call`; retry a timeout, read a cut or re-laid result again. Returns the text.
+
+        No call goes out more than MAX_SENDS times in a trajectory, in any words order.
+        """
+        key = normalize_call(call)
+        self.sent[key] += 1
         obs = yield self.say(situation, **slots), call
         self._observe(obs)
         for attempt in range(self.max_retries + 1):
@@ -111,8 +119,10 @@ class Reader:
                 break
             seconds = _SECONDS.search(obs)
             self.note(kind, tool=call.name, seconds=seconds.group(1) if seconds else "?")
-            if attempt == self.max_retries or (kind == "empty" and call.name == "search"):
+            last = attempt == self.max_retries or self.sent[key] >= MAX_SENDS
+            if last or (kind == "empty" and call.name == "search"):
                 break  # the caller rephrases or goes another way
+            self.sent[key] += 1
             again = "retry" if kind == "timeout" else "reread"
             obs = yield self.say(again, title=self.title(str(call.arguments.get("doc_id", "")))), call
             self._observe(obs)
@@ -133,30 +143,31 @@ class Reader:
         return [d for d, _ in _HIT.findall(obs)]
 
     def locate(self, doc_id: str, name: str, near: str = "", first: str = "") -> Move:
-        """Make `doc_id` shown by searching `name` (as read); True once a result listed it."""
+        """Make `doc_id` shown by searching `name` (as read); True once a result listed it.
+
+        The name alone, then the name with a longer list, then with words read around it.
+        """
         if doc_id in self.shown:
             return True
-        tried = {normalize_text(q) for q in self.queries}
-        options: list[str] = []
-        for o in [first, name, f"{name} {' '.join(keywords(near, 2, exclude=name))}", f'"{name}"']:
-            key = normalize_text(o)
-            if key and key not in tried:  # never the same words twice, in any order or quotes
-                tried.add(key)
-                options.append(o.strip())
-        for i, query in enumerate(options):
-            ids = yield from self.search(query, situation="rephrase" if i else "search",
+        tried = {(normalize_text(q), self.k) for q in self.queries}
+        around = keywords(near, 4, exclude=name)
+        plan = [(first, self.k, "search"), (name, self.k, "search"),
+                (name, self.wide_k, "widen"), (f"{name} {' '.join(around[:2])}", self.k, "rephrase"),
+                (f"{name} {' '.join(around)}", self.wide_k, "widen")]
+        sent = 0
+        for query, k, situation in plan:
+            key = (normalize_text(query), k)
+            if not key[0] or key in tried or self.sent[f"search:{key[0]}"] >= MAX_SENDS - 1:
+                continue  # never the same words twice at the same length, in any order or quotes
+            tried.add(key)
+            said = "rephrase" if sent and situation == "search" else situation
+            ids = yield from self.search(query.strip(), k=k, situation=said if sent else "search",
                                          what=name, title=name)
+            sent += 1
             if doc_id in ids:
                 self.note("hit", title=self.title(doc_id))
                 return True
             self.note("miss", title=name)
-        wide = f"{name} {' '.join(keywords(near, 4, exclude=name))}".strip()
-        if normalize_text(wide) in tried and len(options) > 1:
-            return False  # no other words to try
-        ids = yield from self.search(wide, k=self.wide_k, situation="widen")
-        if doc_id in ids:
-            self.note("hit", title=self.title(doc_id))
-            return True
         return False
 
     def read_page(self, doc_id: str, page: int) -> Move:

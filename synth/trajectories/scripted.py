@@ -41,7 +41,7 @@ class ScriptedConfig:
     house_style: float = 0.65  # trajectories in the house style (voice and query habit)
     style_drift: float = 0.1  # thoughts and first queries in another style than the trajectory's
     max_retries: int = 2  # the same call again after an error
-    wide_k: int = 15  # results asked for by that last, wider search
+    wide_k: int = 20  # results asked for by the wider searches
     call_format: Literal["native", "tagged", "fenced"] = "native"
     k: int = 5
 
@@ -125,7 +125,7 @@ class ScriptedTeacher:
 
     def state(self) -> dict[str, Any]:
         """The teacher's own research state, in the checkpoint's JSON shape."""
-        return self.plans.book.checkpoint(self.reader.queries[-30:])
+        return self.plans.book.checkpoint(self.reader.queries[-30:], self.speaker.style.voice)
 
     # -- emitting -----------------------------------------------------------------------------
 

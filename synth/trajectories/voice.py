@@ -37,6 +37,7 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 SITUATIONS: tuple[str, ...] = (
     "first", "search", "rephrase", "widen", "retry", "reread", "open", "open_more",
@@ -48,7 +49,12 @@ NOTES: tuple[str, ...] = (
     "hit", "miss", "page", "page_none", "lines", "no_lines", "timeout", "empty", "cut", "layout",
     "known", "todo", "tally", "left", "value", "back",
 )
-Note = tuple[str, dict[str, str]]  # a NOTES kind and its slots
+# What the state notes hold: facts read ({title}, {via}, {pattern}, {value}) and the open question.
+FACTS: tuple[str, ...] = (
+    "f_start", "f_link", "f_phrase", "f_value", "f_all",
+    "o_start", "o_link", "o_links2", "o_items", "o_all",
+)
+Note = tuple[str, dict[str, Any]]  # a NOTES kind (or FACTS kind) and its slots
 FIRST_QUERIES: tuple[str, ...] = ("question", "keywords", "title", "title-context")
 NEXT_QUERIES: tuple[str, ...] = ("name-near", "name", "near-name", "quoted")
 
@@ -60,16 +66,31 @@ class Voice:
     name: str
     lines: Mapping[str, str]
 
-    def say(self, situation: str, **slots: str) -> str:
-        """The line for a situation or note, its slots filled (unused slots are ignored)."""
-        return self.lines[situation].format_map(_Slots(slots))
+    def say(self, situation: str, **slots: Any) -> str:
+        """The line for a situation or note, its slots filled (unused slots are ignored).
+
+        A slot may hold a note, or a list of notes, worded in this voice too.
+        """
+        return self.lines[situation].format_map(_Slots(self, slots))
 
 
-class _Slots(dict[str, str]):
-    """Format slots where a missing one reads as "?" rather than failing."""
+class _Slots(dict[str, Any]):
+    """Format slots: nested notes are worded by the voice; a missing slot reads as "X"."""
+
+    def __init__(self, voice: Voice, slots: dict[str, Any]) -> None:
+        super().__init__(slots)
+        self.voice = voice
+
+    def __getitem__(self, key: str) -> str:
+        value = super().__getitem__(key)
+        if isinstance(value, tuple):
+            return self.voice.say(value[0], **value[1])
+        if isinstance(value, list):
+            return "; ".join(self.voice.say(k, **s) for k, s in value)
+        return str(value)
 
     def __missing__(self, key: str) -> str:
-        return "?"
+        return "X"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -101,7 +122,7 @@ HOUSE = Voice(name="house", lines={
     "forced": "Out of room; answering with what I have.",
     "reread": "That looked wrong; reading it again.",
     "open_more": "Reading page {page} of {title}.",
-    "back": "Dead end; back to {title}.",
+
     "not_found": "Nothing meets the question: {why}.",
 })
 
@@ -140,7 +161,7 @@ OTHER_VOICES: tuple[Voice, ...] = (
         "answer": "I will answer {answer}.",
         "forced": "I am out of context, so I will answer with what I know.",
         "reread": "The output was not complete, so I will request it again.",
-        "open_more": "I will read page {page} of {title} next.",
+        "open_more": "I will read the next part of {title}.",
         "back": "This branch failed, so I will return to {title}.",
         "not_found": "I have checked every candidate and none qualifies: {why}.",
     }),
@@ -159,7 +180,7 @@ OTHER_VOICES: tuple[Voice, ...] = (
         "answer": "It looks like {answer}.",
         "forced": "Running short on space; here is my answer.",
         "reread": "That came out strange. Once more.",
-        "open_more": "What does page {page} of {title} hold?",
+        "open_more": "What comes next in {title}?",
         "back": "Not this one. Back to {title}.",
         "not_found": "Nothing fits after all: {why}.",
     }),
@@ -197,7 +218,7 @@ OTHER_VOICES: tuple[Voice, ...] = (
         "answer": "The chain ends at {answer}.",
         "forced": "The context is nearly full, so here is the answer.",
         "reread": "The reply came back mangled, so I am asking for it again.",
-        "open_more": "Turning to page {page} of {title}.",
+        "open_more": "Turning over to the next page of {title}.",
         "back": "That path led nowhere, so I return to {title}.",
         "not_found": "Every lead is exhausted and nothing meets the premise: {why}.",
     }),
@@ -219,6 +240,17 @@ HOUSE_NOTES: dict[str, str] = {
     "tally": "{checked} of {total} checked, {hits} matching.",
     "left": "Left to check: {names}.",
     "value": "{title} gives {value}.",
+    "back": "Dead end; back to {title}.",
+    "f_start": "{title} is where it starts",
+    "f_link": "{via} leads to {title}",
+    "f_phrase": "{via} leads to {title}, which has {pattern}",
+    "f_value": "{title}: {value}",
+    "f_all": "{title} has all the phrases",
+    "o_start": "where the question starts: {title}",
+    "o_link": "which entry {via} mentions has {pattern}",
+    "o_links2": "the entries mentioned by those {title} mentions",
+    "o_items": "which of the {n} entries contain {pattern}",
+    "o_all": "the one entry with all of {phrases}",
 }
 PLAIN_NOTES: dict[str, str] = {
     "hit": "Found {title} in the list.",
@@ -236,12 +268,22 @@ PLAIN_NOTES: dict[str, str] = {
     "tally": "Count {hits} after {checked}/{total}.",
     "left": "Queue: {names}.",
     "value": "{title}: {value}.",
+    "f_start": "start = {title}",
+    "f_link": "{via} -> {title}",
+    "f_phrase": "{via} -> {title} ({pattern})",
+    "f_value": "{title} = {value}",
+    "f_all": "{title} matches every phrase",
+    "o_start": "locate {title}",
+    "o_link": "{via} link with {pattern}",
+    "o_links2": "links of links of {title}",
+    "o_items": "{n} entries vs {pattern}",
+    "o_all": "entry with {phrases}",
 }
 STORY_NOTES: dict[str, str] = {
     "hit": "The search turned up {title}.",
     "miss": "The search did not turn up {title}.",
-    "page": "On page {page}, {title} refers to {names}.",
-    "page_none": "Page {page} of {title} has no such reference.",
+    "page": "In part {page} of its text, {title} refers to {names}.",
+    "page_none": "Part {page} of {title} has no such reference.",
     "lines": "There are {n} passage(s) in {title} that contain {pattern}.",
     "no_lines": "Nothing in {title} contains {pattern}.",
     "timeout": "My {tool} request hung for {seconds} s and timed out.",
@@ -253,8 +295,103 @@ STORY_NOTES: dict[str, str] = {
     "tally": "I have gone through {checked} of the {total}, and {hits} qualify.",
     "left": "Still waiting to be checked: {names}.",
     "value": "According to {title}, the year is {value}.",
+    "f_start": "the question begins at {title}",
+    "f_link": "{via} points on to {title}",
+    "f_phrase": "{via} points on to {title}, where {pattern} appears",
+    "f_value": "{title} dates from {value}",
+    "f_all": "{title} contains every one of the phrases",
+    "o_start": "finding {title}, where the question begins",
+    "o_link": "which of the entries named in {via} contains {pattern}",
+    "o_links2": "every entry reached two steps from {title}",
+    "o_items": "how many of the {n} entries contain {pattern}",
+    "o_all": "the single entry that contains {phrases}",
 }
-_NOTES_OF = {"house": HOUSE_NOTES, "plain": PLAIN_NOTES, "terse": PLAIN_NOTES}
+TERSE_NOTES: dict[str, str] = {
+    "hit": "{title}: listed.",
+    "miss": "{title}: absent.",
+    "page": "{title}/{page}: {names}.",
+    "page_none": "{title}/{page}: nothing.",
+    "lines": "{title}: {n}x {pattern}.",
+    "no_lines": "{title}: no {pattern}.",
+    "timeout": "Timeout {seconds} s ({tool}).",
+    "empty": "Empty {tool}.",
+    "cut": "Cut {tool}.",
+    "layout": "Odd {tool} layout.",
+    "known": "Got {known}.",
+    "todo": "Todo {open}.",
+    "tally": "{hits}/{checked}/{total}.",
+    "left": "Rest: {names}.",
+    "value": "{title} {value}.",
+    "back": "Up to {title}.",
+    "f_start": "@{title}",
+    "f_link": "{via}>{title}",
+    "f_phrase": "{via}>{title} {pattern}",
+    "f_value": "{title} {value}",
+    "f_all": "{title} all",
+    "o_start": "find {title}",
+    "o_link": "{via}>? {pattern}",
+    "o_links2": "{title}>>?",
+    "o_items": "{n} x {pattern}",
+    "o_all": "? {phrases}",
+}
+METHODICAL_NOTES: dict[str, str] = {
+    "hit": "The result list includes {title}.",
+    "miss": "The result list does not include {title}.",
+    "page": "Section {page} of {title} names the following: {names}.",
+    "page_none": "Section {page} of {title} names nothing relevant.",
+    "lines": "The document {title} contains {pattern} on {n} line(s).",
+    "no_lines": "The document {title} does not contain {pattern}.",
+    "timeout": "The {tool} request exceeded its {seconds} s limit.",
+    "empty": "The {tool} request produced no output.",
+    "cut": "The {tool} request produced incomplete output.",
+    "layout": "The {tool} request produced output in an unexpected format.",
+    "known": "Established facts: {known}.",
+    "todo": "Outstanding: {open}.",
+    "tally": "Progress: {checked} of {total} examined, {hits} satisfying the condition.",
+    "left": "Remaining: {names}.",
+    "value": "Recorded value for {title}: {value}.",
+    "back": "Returning to the list in {title}.",
+    "f_start": "the starting entry is {title}",
+    "f_link": "the entry after {via} is {title}",
+    "f_phrase": "the entry after {via} is {title}, containing {pattern}",
+    "f_value": "the value for {title} is {value}",
+    "f_all": "{title} satisfies every constraint",
+    "o_start": "identify the starting entry {title}",
+    "o_link": "identify the entry cited by {via} that contains {pattern}",
+    "o_links2": "enumerate the entries two references away from {title}",
+    "o_items": "determine how many of {n} entries contain {pattern}",
+    "o_all": "identify the entry satisfying {phrases}",
+}
+CURIOUS_NOTES: dict[str, str] = {
+    "hit": "Oh, {title} shows up.",
+    "miss": "Hmm, no sign of {title}.",
+    "page": "Bit {page} of {title} talks about {names}.",
+    "page_none": "Bit {page} of {title}: nothing useful.",
+    "lines": "Aha, {pattern} turns up {n} time(s) in {title}.",
+    "no_lines": "No {pattern} anywhere in {title}, it seems.",
+    "timeout": "Ugh, {tool} stalled for {seconds} s.",
+    "empty": "Strange, {tool} gave back nothing.",
+    "cut": "Hm, the {tool} output stops halfway.",
+    "layout": "Odd, the {tool} output looks different.",
+    "known": "I know this much: {known}.",
+    "todo": "I still wonder about {open}.",
+    "tally": "{hits} so far, after looking at {checked} of {total}.",
+    "left": "Still curious about {names}.",
+    "value": "Interesting: {title} says {value}.",
+    "back": "Let's go back to {title}.",
+    "f_start": "it all starts at {title}",
+    "f_link": "{via} brought me to {title}",
+    "f_phrase": "{via} brought me to {title}, which mentions {pattern}",
+    "f_value": "{title} goes with {value}",
+    "f_all": "{title} fits every clue",
+    "o_start": "where {title} lives",
+    "o_link": "which of {via}'s neighbours mentions {pattern}",
+    "o_links2": "what the neighbours of {title}'s neighbours are",
+    "o_items": "how many of the {n} mention {pattern}",
+    "o_all": "who has all of {phrases}",
+}
+_NOTES_OF = {"house": HOUSE_NOTES, "plain": PLAIN_NOTES, "terse": TERSE_NOTES,
+             "methodical": METHODICAL_NOTES, "curious": CURIOUS_NOTES}
 
 
 def _with_notes(voice: Voice) -> Voice:
