@@ -24,8 +24,8 @@ from typing import Any, Literal
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.records import Document
 from hopforge.synth import prompts
-from hopforge.synth.teacher.chat import Completion, Message
 from hopforge.synth.records import Question, ToolCall
+from hopforge.synth.teacher.chat import Completion, Message
 from hopforge.synth.trajectories.families import GIVE_UP, Plans, legacy_spec
 from hopforge.synth.trajectories.reading import Act, Reader
 from hopforge.synth.trajectories.voice import Speaker, draw_style
