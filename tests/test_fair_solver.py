@@ -2,11 +2,15 @@
 
 import asyncio
 import json
+import random
 from typing import Any
 
 import pytest
 from hopforge.corpus.builtin import load_builtin_documents
 from hopforge.corpus.search import Searcher
+from hopforge.synth.answers import answers_match
+from hopforge.synth.questions.config import QuestionConfig
+from hopforge.synth.questions.stage import generate_questions
 from hopforge.synth.records import NOT_FOUND, Question, ToolCall, Trajectory
 from hopforge.synth.trajectories.fairness import Visible
 from hopforge.synth.trajectories.faults import FaultConfig
@@ -44,6 +48,27 @@ def solve(questions: list[Question], searcher: Searcher, *, faults: float = 0.2,
         return ScriptedTeacher(q, searcher.documents, seed=seed, config=cfg_s)
 
     return asyncio.run(run_trajectories(questions, searcher, factory, config=cfg))
+
+
+@pytest.fixture(scope="module")
+def generated(jargon: Searcher) -> list[Question]:
+    """Questions from the question stage itself, every family, on the Jargon File."""
+    docs = list(jargon.documents.values())
+    made = asyncio.run(generate_questions(docs, jargon, config=QuestionConfig(), n=40,
+                                          rng=random.Random(3)))
+    return [q for q in made if not q.rejected]
+
+
+def test_every_call_on_generated_questions_is_justified(generated: list[Question],
+                                                         jargon: Searcher) -> None:
+    kinds = {q.kind for q in generated}
+    assert {"chain", "comparison", "intersection", "aggregation"} <= kinds
+    runs = solve(generated, jargon, faults=0.1)
+    calls = [x for t in runs for x in t.turns if x.call is not None]
+    assert [(x.call, x.unseen) for x in calls if not x.justified] == []
+    right = sum(answers_match(t.final_answer, q.answer, q.answer_aliases)
+                for t, q in zip(runs, [q for q in generated for _ in range(2)]))
+    assert right >= 0.7 * len(runs)
 
 
 @pytest.fixture(scope="module")

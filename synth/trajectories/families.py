@@ -279,6 +279,44 @@ class Plans:
         yield from self.answer("answer", self.r.title(winner))
 
     def intersection(self) -> Move:
+        if any(s.relation == "start" for s in self.spec.steps):
+            yield from self.common_mention()
+            return
+        yield from self.phrase_intersection()
+
+    def common_mention(self) -> Move:
+        """Each clue names a start and a phrase to a hidden entry; the answer is what every
+        hidden entry mentions: read each one whole and intersect what they mention."""
+        steps = list(self.spec.steps)
+        pairs = [(a, e) for a, e in itertools.pairwise(steps)
+                 if a.relation == "start" and e.relation == "link"]
+        common: set[str] | None = None
+        hidden: list[str] = []
+        for a, e in pairs:
+            if not (yield from self.start(a.doc)):
+                continue
+            got = yield from self.follow(a.doc, e.doc, e.phrase)
+            if not got:
+                continue
+            yield from self.r.read_until(got, lambda t: False, all_pages=True)
+            seen = {d for d, _ in self.mentions(got)}
+            common = seen if common is None else common & seen
+            hidden.append(got)
+            self.book.open = ("o_all", {"phrases": ", ".join(self.r.title(h) for h in hidden)})
+        target = self.spec.target
+        if common and target in common:
+            name = self.title_in(hidden[-1], target)
+            self.book.facts.append((("f_all", {"title": name}), target))
+            yield from self.reach(hidden[-1], target)  # its title as a result lists it
+            yield from self.answer("answer", self.r.title(target) if target in self.r.shown
+                                   else name)
+        elif self.spec.unanswerable:
+            yield from self.not_found(self.spec.unanswerable)
+        else:
+            yield from self.answer("give_up", GIVE_UP)
+
+    def phrase_intersection(self) -> Move:
+        """Each clue is a phrase of the answer itself: search them, check candidates with find."""
         phrases = [s.phrase for s in self.spec.steps if s.phrase]
         target = self.spec.target or (self.spec.steps[0].doc if self.spec.steps else "")
         counts: dict[str, int] = {}
@@ -371,4 +409,4 @@ class Plans:
         elif op in ("max", "min"):
             yield from self.answer("give_up", GIVE_UP)
         else:
-            yield from self.answer("answer", ", ".join(hits))
+            yield from self.answer("answer", "; ".join(hits))
