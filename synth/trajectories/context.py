@@ -141,7 +141,11 @@ class Context:
         self.checkpoint: Checkpoint | None = None
         self._head = self._make_head()
         self._steps: list[_Step] = []
+        self._flat: list[Message] = []  # each step's assistant message, then its result or pointer
+        self._elided = 0  # steps before this one show their pointer
+        self._chars = 0  # size of `_flat`
         self._summarized = 0  # steps the latest checkpoint covers: left out first when full
+        self._left_out = (0, 0)  # (steps, their chars) the last full render left out
         self._rendered_chars = 0
         self._rendered_messages = 0
         self._first = 0
@@ -155,16 +159,27 @@ class Context:
     def add_step(self, turn: int, assistant: Message, result: Message, pointer: str | None) -> None:
         """Append one turn; `pointer` is the short text that replaces the result once it is old."""
         elided = None if pointer is None else {**result, "content": pointer}
-        self._steps.append(
-            _Step(
-                turn=turn,
-                assistant=assistant,
-                result=result,
-                pointer=elided,
-                chars=_size(assistant) + _size(result),
-                pointer_chars=_size(assistant) + (len(pointer) if pointer is not None else 0),
-            )
+        step = _Step(
+            turn=turn,
+            assistant=assistant,
+            result=result,
+            pointer=elided,
+            chars=_size(assistant) + _size(result),
+            pointer_chars=_size(assistant) + (len(pointer) if pointer is not None else 0),
         )
+        self._steps.append(step)
+        self._flat += [assistant, result]
+        self._chars += step.chars
+        while self._elided < len(self._steps) - self.keep_results:  # an old result: its pointer
+            old = self._steps[self._elided]
+            if old.pointer is not None:
+                self._flat[2 * self._elided + 1] = old.pointer
+                self._chars += old.pointer_chars - old.chars
+            self._elided += 1
+
+    def _shown_chars(self, i: int) -> int:
+        step = self._steps[i]
+        return step.pointer_chars if i < self._elided and step.pointer is not None else step.chars
 
     def set_checkpoint(self, cp: Checkpoint) -> None:
         """Show `cp` under the question; the turns it covers may be left out once the prompt is full."""
@@ -175,24 +190,19 @@ class Context:
     def render(self, *, extra: Message | None = None, compact: bool = False) -> list[Message]:
         """Messages for the next call; `compact` keeps only as much of the verbatim tail as fits."""
         n = len(self._steps)
-        verbatim_from = max(0, n - self.keep_results)
         head_chars = sum(_size(m) for m in self._head) + (_size(extra) if extra else 0)
-        sizes = [
-            s.chars if i >= verbatim_from or s.pointer is None else s.pointer_chars
-            for i, s in enumerate(self._steps)
-        ]
-        first = 0
-        total = head_chars + sum(sizes)
+        first, dropped = (0, 0) if compact else self._left_out  # start where the last one did
+        total = head_chars + self._chars - dropped
         droppable = n if compact else self._summarized  # compact: any turn, to fit an answer
+        while first > 0 and self._fits(total + self._shown_chars(first - 1), 5 + 2 * (n - first)):
+            first -= 1  # room again (a larger budget, a shorter checkpoint): show it once more
+            total += self._shown_chars(first)
         while first < droppable and not self._fits(total, 3 + 2 * (n - first)):
-            total -= sizes[first]
+            total -= self._shown_chars(first)
             first += 1
-        messages = list(self._head)
-        for i in range(first, n):
-            step = self._steps[i]
-            messages.append(step.assistant)
-            full = i >= verbatim_from or step.pointer is None
-            messages.append(step.result if full else step.pointer)  # type: ignore[arg-type]
+        if not compact:
+            self._left_out = (first, head_chars + self._chars - total)
+        messages = [*self._head, *self._flat[2 * first:]]
         if extra is not None:
             messages.append(extra)
         self._rendered_chars = total

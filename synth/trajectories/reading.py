@@ -78,6 +78,7 @@ class Reader:
     notes: list[Note] = field(default_factory=list)  # what the next thought reports first
     state: Any = None  # a callable giving the state notes (known, open, tally)
     sent: Counter[str] = field(default_factory=Counter)  # normalized call -> times sent
+    tried: set[tuple[str, int]] = field(default_factory=set)  # (normalized query, k) searched
 
     def say(self, situation: str, **slots: str) -> str:
         """A thought: the situation's line, what was just seen, then the state."""
@@ -134,6 +135,7 @@ class Reader:
                **slots: str) -> Move:
         """One search; returns the doc_ids it showed (none when it failed)."""
         self.queries.append(query)
+        self.tried.add((normalize_text(query), k or self.k))
         args: dict[str, Any] = {"query": query}
         if (k or self.k) != 5:
             args["k"] = k or self.k
@@ -149,7 +151,7 @@ class Reader:
         """
         if doc_id in self.shown:
             return True
-        tried = {(normalize_text(q), self.k) for q in self.queries}
+        tried = self.tried
         around = keywords(near, 4, exclude=name)
         plan = [(first, self.k, "search"), (name, self.k, "search"),
                 (name, self.wide_k, "widen"), (f"{name} {' '.join(around[:2])}", self.k, "rephrase"),
@@ -159,7 +161,6 @@ class Reader:
             key = (normalize_text(query), k)
             if not key[0] or key in tried or self.sent[f"search:{key[0]}"] >= MAX_SENDS - 1:
                 continue  # never the same words twice at the same length, in any order or quotes
-            tried.add(key)
             said = "rephrase" if sent and situation == "search" else situation
             ids = yield from self.search(query.strip(), k=k, situation=said if sent else "search",
                                          what=name, title=name)
