@@ -13,6 +13,9 @@
   latency; `share_of_ideal` is achieved turns/s over concurrency / latency.
 - memory: 1,000 trajectories of 600 turns each, all in flight at once; peak RSS over the
   baseline (sampled every 50 ms), per turn.
+- long: the scripted teacher on a FOLDOC aggregation over about 300 entries two links out
+  (about 600 tool calls each), 10% faults, all samples in flight at once: turns per CPU-second
+  and peak RSS over the baseline per trajectory, beside the JSON size of one trajectory.
 """
 
 from __future__ import annotations
@@ -320,6 +323,55 @@ def bench_memory(quick: bool) -> list[dict[str, Any]]:
                       f"(JSON {serialized / n_turns:.0f} B/turn)")]
 
 
+def bench_long(quick: bool) -> list[dict[str, Any]]:
+    """The scripted teacher at about 600 turns a trajectory on FOLDOC: speed and memory."""
+    from hopforge.corpus.ingest import ingest_paths
+    from hopforge.corpus.search import Searcher
+    from hopforge.synth.trajectories.faults import FaultConfig
+    from hopforge.synth.trajectories.scripted import ScriptedTeacher
+    from hopforge.synth.trajectories.stage import TrajectoryConfig, run_trajectories
+
+    sys.path.insert(0, str(REPO))
+    from tests.spec_questions import SpecMaker
+
+    docs = ingest_paths([REPO.parent / "shared" / "data" / "dictd" / "foldoc"]).documents
+    searcher = Searcher.from_documents(docs, dense=False)
+    question = SpecMaker(docs, seed=1).aggregation(290, scope="links2", max_items=320)
+    assert question is not None
+    samples = 2 if quick else 16
+    config = TrajectoryConfig(samples=samples, concurrency=samples, max_turns=800,
+                              faults=FaultConfig.uniform(0.1, timeout_delay_s=0.0))
+    base = peak = _rss()
+    stop = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not stop.wait(0.05):
+            peak = max(peak, _rss())
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    wall, cpu = time.perf_counter(), time.process_time()
+    done = asyncio.run(run_trajectories(
+        [question], searcher,
+        lambda q, s, seed: ScriptedTeacher(q, searcher.documents, seed=seed), config=config))
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    stop.set()
+    sampler.join()
+    peak = max(peak, _rss())
+    turns = [len(t.turns) for t in done]
+    serialized = sum(len(json.dumps(t.to_row())) for t in done) / len(done)
+    per = (peak - base) / len(done)
+    return [_row(case="long", setting=f"FOLDOC aggregation, {len(question.spec.items)} items, "  # type: ignore[union-attr]
+                 "faults 10%", passages=len(searcher.passages), trajectories=len(done),
+                 turns=sum(turns), wall_s=wall, cpu_s=cpu, turns_per_s=sum(turns) / wall,
+                 turns_per_cpu_s=sum(turns) / cpu, reference="JSON bytes per trajectory",
+                 ratio=per / serialized,
+                 note=f"turns {min(turns)}-{max(turns)}; peak RSS +{per / 2**20:.1f} MiB per "
+                      f"trajectory (JSON {serialized / 2**20:.2f} MiB); peak context "
+                      f"{max(t.peak_context_tokens for t in done)} tokens")]
+
+
 def run(quick: bool = False) -> list[dict[str, Any]]:
-    """All rows: scripted (bm25, hybrid), http at several concurrencies, memory."""
-    return [*bench_scripted(quick), *bench_http(quick), *bench_memory(quick)]
+    """All rows: scripted (bm25, hybrid), http at several concurrencies, memory, long."""
+    return [*bench_scripted(quick), *bench_http(quick), *bench_memory(quick), *bench_long(quick)]

@@ -1,4 +1,9 @@
-"""Statistics of a trajectories stage: terminations, turns, faults, annotations and usage."""
+"""Statistics of a trajectories stage: terminations, turns, calls, faults, context and usage.
+
+`calls.justified_rate` is the share of tool calls whose every word and doc_id the teacher had
+been shown (synth/trajectories/fairness.py); `thoughts.top30_share` the share of thoughts that
+the 30 most common masked thoughts cover (synth/trajectories/variety.py).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from hopforge.synth.records import TERMINATIONS
+from hopforge.synth.records import TERMINATIONS, Trajectory
+from hopforge.synth.trajectories.variety import masked_thoughts
 
 
 def _norm(text: str) -> str:
@@ -28,7 +34,12 @@ def trajectory_report(rows: Iterable[dict[str, Any]],
     teachers: Counter[str] = Counter()
     counts: Counter[str] = Counter()
     usage: Counter[str] = Counter()
+    tools: Counter[str] = Counter()
+    peaks: list[int] = []
+    thoughts: Counter[str] = Counter()
     for row in rows:
+        peaks.append(int(row.get("peak_context_tokens") or 0))
+        thoughts.update(masked_thoughts([Trajectory.from_row(row)]))
         terminations[row["termination"]] += 1
         teachers[row["teacher"]] += 1
         turns.append(len(row["turns"]))
@@ -41,6 +52,9 @@ def trajectory_report(rows: Iterable[dict[str, Any]],
             usage[key] += row["usage"][key]
         usage["seconds"] += row["usage"]["seconds"]
         for t in row["turns"]:
+            if t.get("call"):
+                tools[t["call"]["name"]] += 1
+                counts["calls_unjustified"] += not t.get("justified", True)
             counts["schema_invalid"] += not t["schema_valid"]
             counts["args_invalid"] += t["schema_valid"] and not t["args_valid"]
             counts["repeats"] += t["repeat_of"] is not None
@@ -50,6 +64,9 @@ def trajectory_report(rows: Iterable[dict[str, Any]],
                 f = t["fault"]
                 faults[f"{f['kind']}:{'persistent' if f['persistent'] else 'transient'}"] += 1
     turns.sort()
+    peaks.sort()
+    n_calls = sum(tools.values())
+    n_thoughts = sum(thoughts.values())
     edges = (1, 5, 10, 20, 50, 100, 200, 600)
     histogram: list[dict[str, Any]] = []  # a list: bins keep their order in the JSON file
     lo = 0
@@ -70,6 +87,21 @@ def trajectory_report(rows: Iterable[dict[str, Any]],
             "p90": _percentile(turns, 0.9),
             "max": turns[-1] if turns else 0,
             "histogram": histogram,
+        },
+        "calls": {
+            "total": n_calls,
+            "by_tool": dict(sorted(tools.items())),
+            "justified_rate": round(1 - counts["calls_unjustified"] / n_calls, 4) if n_calls else 1.0,
+            "share_of_trajectories_with_50_or_more": round(
+                sum(n >= 50 for n in turns) / len(turns), 4) if turns else 0.0,
+        },
+        "peak_context_tokens": {"min": peaks[0] if peaks else 0, "p50": _percentile(peaks, 0.5),
+                                "max": peaks[-1] if peaks else 0},
+        "thoughts": {
+            "total": n_thoughts,
+            "distinct_masked": len(thoughts),
+            "top30_share": round(sum(c for _, c in thoughts.most_common(30)) / n_thoughts, 4)
+            if n_thoughts else 0.0,
         },
         "faults": dict(sorted(faults.items())),
         "annotations": dict(sorted(counts.items())),

@@ -270,6 +270,7 @@ class Trajectory:
     usage: Usage = field(default_factory=Usage)
     system_prompt: str = ""
     seed: int = 0
+    peak_context_tokens: int = 0  # the largest prompt the teacher was sent, estimated
 
     def to_row(self) -> dict[str, Any]:
         row = asdict(self)

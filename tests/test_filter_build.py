@@ -188,16 +188,18 @@ def test_scripted_teacher_habits_show_up_and_are_reduced(
     # dominant but not universal, and reduced among the kept trajectories; in what a trainer
     # reads (the trained turns, unweighted) every pattern is at most at the cap
     top = [f for f in dominant if f["share_before"] >= 0.6]
-    assert len(top) >= 4 and all(f["share_before"] <= 0.9 for f in top)
+    # the scripted thoughts carry state notes beside the house phrases (synth/trajectories/voice.py),
+    # so fewer patterns pass 60% and removal alone reaches a little less than with bare templates
+    assert len(top) >= 3 and all(f["share_before"] <= 0.9 for f in top)
     for f in top:
         assert f["share_after"] <= 0.88 * f["share_before"], f
         assert f["trained_share_before"] >= 0.5, f
     assert all(f["trained_share_after"] <= config.pattern_cap + 1e-9 for f in prints)
     before = sum(f["share_before"] for f in top)
-    assert sum(f["share_after"] for f in top) <= 0.82 * before  # removal has a budget ...
+    assert sum(f["share_after"] for f in top) <= 0.87 * before  # removal has a budget ...
     b_, a_ = report["before"], report["after"]
     assert a_["distinct"]["distinct-2"] > 1.3 * b_["distinct"]["distinct-2"]
-    assert a_["self_bleu"] < b_["self_bleu"] - 0.03
+    assert a_["self_bleu"] < b_["self_bleu"] - 0.02
     decisions = list(parts.read_parts(b.filtered))
     assert report["decisions"]["reasons"].get("pattern-cap", 0) > 0
     assert all(d["reason"] for d in decisions if not d["kept"])

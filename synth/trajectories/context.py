@@ -1,10 +1,11 @@
 """The agent's message history: recent results verbatim, older ones elided, checkpoints, budget.
 
 The rendered context is: the system prompt; the question (with the latest checkpoint under it);
-then the turns since that checkpoint. Of those, the last `keep_results` tool results are shown
-verbatim and older ones become a one-line pointer. Turns before the latest checkpoint are
-dropped from the prompt (the checkpoint summarizes them); the full record stays on the
-trajectory. The prompt size is estimated in tokens and calibrated against the server's counts.
+then every turn's assistant message with its result. The last `keep_results` tool results are
+shown verbatim and older ones become a one-line pointer that says how to see them again.
+Only when the prompt would not fit in `context_tokens` are the oldest turns that the latest
+checkpoint summarizes left out, oldest first; the full record stays on the trajectory. The
+prompt size is estimated in tokens and calibrated against the server's counts.
 """
 
 from __future__ import annotations
@@ -140,9 +141,14 @@ class Context:
         self.checkpoint: Checkpoint | None = None
         self._head = self._make_head()
         self._steps: list[_Step] = []
-        self._start = 0  # first step shown (later than the checkpoint's turns, or the last kept)
+        self._flat: list[Message] = []  # each step's assistant message, then its result or pointer
+        self._elided = 0  # steps before this one show their pointer
+        self._chars = 0  # size of `_flat`
+        self._summarized = 0  # steps the latest checkpoint covers: left out first when full
+        self._left_out = (0, 0)  # (steps, their chars) the last full render left out
         self._rendered_chars = 0
         self._rendered_messages = 0
+        self._first = 0
 
     def _make_head(self) -> list[Message]:
         text = self.question_text
@@ -153,48 +159,55 @@ class Context:
     def add_step(self, turn: int, assistant: Message, result: Message, pointer: str | None) -> None:
         """Append one turn; `pointer` is the short text that replaces the result once it is old."""
         elided = None if pointer is None else {**result, "content": pointer}
-        self._steps.append(
-            _Step(
-                turn=turn,
-                assistant=assistant,
-                result=result,
-                pointer=elided,
-                chars=_size(assistant) + _size(result),
-                pointer_chars=_size(assistant) + (len(pointer) if pointer is not None else 0),
-            )
+        step = _Step(
+            turn=turn,
+            assistant=assistant,
+            result=result,
+            pointer=elided,
+            chars=_size(assistant) + _size(result),
+            pointer_chars=_size(assistant) + (len(pointer) if pointer is not None else 0),
         )
+        self._steps.append(step)
+        self._flat += [assistant, result]
+        self._chars += step.chars
+        while self._elided < len(self._steps) - self.keep_results:  # an old result: its pointer
+            old = self._steps[self._elided]
+            if old.pointer is not None:
+                self._flat[2 * self._elided + 1] = old.pointer
+                self._chars += old.pointer_chars - old.chars
+            self._elided += 1
+
+    def _shown_chars(self, i: int) -> int:
+        step = self._steps[i]
+        return step.pointer_chars if i < self._elided and step.pointer is not None else step.chars
 
     def set_checkpoint(self, cp: Checkpoint) -> None:
-        """Show `cp` under the question and drop the turns it summarizes (keeping the last few)."""
+        """Show `cp` under the question; the turns it covers may be left out once the prompt is full."""
         self.checkpoint = cp
         self._head = self._make_head()
-        drop = max(self._start, len(self._steps) - self.keep_results)
-        del self._steps[:drop]  # summarized turns are never shown again; the trajectory keeps them
-        self._start = 0
+        self._summarized = max(0, len(self._steps) - self.keep_results)
 
     def render(self, *, extra: Message | None = None, compact: bool = False) -> list[Message]:
         """Messages for the next call; `compact` keeps only as much of the verbatim tail as fits."""
         n = len(self._steps)
-        verbatim_from = max(self._start, n - self.keep_results)
-        first = verbatim_from if compact else self._start
         head_chars = sum(_size(m) for m in self._head) + (_size(extra) if extra else 0)
-        sizes = [
-            s.chars if i >= verbatim_from or s.pointer is None else s.pointer_chars
-            for i, s in enumerate(self._steps)
-        ]
-        if compact:  # drop the oldest turns until the prompt fits
-            while first < n and not self._fits(head_chars + sum(sizes[first:]), 3 + 2 * (n - first)):
-                first += 1
-        messages = list(self._head)
-        for i in range(first, n):
-            step = self._steps[i]
-            messages.append(step.assistant)
-            full = i >= verbatim_from or step.pointer is None
-            messages.append(step.result if full else step.pointer)  # type: ignore[arg-type]
+        first, dropped = (0, 0) if compact else self._left_out  # start where the last one did
+        total = head_chars + self._chars - dropped
+        droppable = n if compact else self._summarized  # compact: any turn, to fit an answer
+        while first > 0 and self._fits(total + self._shown_chars(first - 1), 5 + 2 * (n - first)):
+            first -= 1  # room again (a larger budget, a shorter checkpoint): show it once more
+            total += self._shown_chars(first)
+        while first < droppable and not self._fits(total, 3 + 2 * (n - first)):
+            total -= self._shown_chars(first)
+            first += 1
+        if not compact:
+            self._left_out = (first, head_chars + self._chars - total)
+        messages = [*self._head, *self._flat[2 * first:]]
         if extra is not None:
             messages.append(extra)
-        self._rendered_chars = head_chars + sum(sizes[first:])
+        self._rendered_chars = total
         self._rendered_messages = len(messages)
+        self._first = first
         return messages
 
     def _fits(self, chars: int, n_messages: int) -> bool:
@@ -218,4 +231,5 @@ class Context:
 
     @property
     def shown_steps(self) -> int:
-        return len(self._steps) - self._start
+        """Turns in the last rendered prompt."""
+        return len(self._steps) - self._first

@@ -43,7 +43,8 @@ class FaultConfig:
     format: float = 0.0
     partial: float = 0.0
     persistent: float = 0.25
-    timeout_delay_s: float = 0.05  # how long a timed-out call hangs before its error
+    timeout_s: float = 30.0  # the tool's deadline, which a timed-out call's error states
+    timeout_delay_s: float = 0.05  # how long a timed-out call hangs here before its error
 
     def __post_init__(self) -> None:
         for name in (*FAULT_KINDS, "persistent"):
@@ -56,6 +57,11 @@ class FaultConfig:
             raise HopforgeError(
                 f"FaultConfig rates sum to {self.total:.3f} (empty + timeout + format + partial); "
                 "lower them so the sum is at most 1."
+            )
+        if not 0.0 < self.timeout_s <= 3600.0:
+            raise HopforgeError(
+                f"FaultConfig.timeout_s = {self.timeout_s!r} is out of range: "
+                "use a deadline above 0 and up to 3600 seconds."
             )
         if not 0.0 <= self.timeout_delay_s <= 600.0:
             raise HopforgeError(
@@ -94,7 +100,7 @@ class FaultyTools:
         if fault.kind == "timeout":
             if self.config.timeout_delay_s > 0:
                 await asyncio.sleep(self.config.timeout_delay_s)
-            return timeout_result(call.name, self.config.timeout_delay_s), fault
+            return timeout_result(call.name, self.config.timeout_s), fault
         if fault.kind == "empty":
             return empty_result(call.name), fault
         result = await self.tools.call(call.name, call.arguments)
@@ -128,9 +134,10 @@ class FaultyTools:
         return fault
 
 
-def timeout_result(name: str, delay_s: float) -> ToolResult:
-    """The error a timed-out call returns after its delay."""
-    text = f"Error: {name} timed out after {delay_s:g} s. The service is slow; try again."
+def timeout_result(name: str, deadline_s: float) -> ToolResult:
+    """The error a call returns when the tool missed its deadline of `deadline_s` seconds."""
+    text = (f"Error: {name} timed out after {deadline_s:g} s without a reply. The service is "
+            "slow; try again.")
     return ToolResult(text=text, ok=False, error="timeout")
 
 

@@ -9,6 +9,7 @@ run instead: finished parts stay, and a rerun continues once the server is up.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import time
@@ -29,6 +30,7 @@ from hopforge.synth.trajectories.context import (
     Context,
     parse_checkpoint_json,
 )
+from hopforge.synth.trajectories.fairness import Visible
 from hopforge.synth.trajectories.faults import FaultyTools
 
 if TYPE_CHECKING:
@@ -66,6 +68,7 @@ class _Run:
     final_answer: str = ""
     termination: str = ""
     reason: str = ""
+    peak_context: int = 0
 
     def add_usage(self, c: Completion) -> None:
         self.prompt_tokens += c.prompt_tokens
@@ -73,6 +76,9 @@ class _Run:
 
     def stop(self, termination: str, reason: str) -> None:
         self.termination, self.reason = termination, reason
+
+    def rendered(self, ctx: Context) -> None:
+        self.peak_context = max(self.peak_context, ctx.estimate_tokens())
 
 
 def _assistant_message(parsed: ParsedCall, text: str, call_id: str) -> Message:
@@ -104,9 +110,11 @@ def _raw(c: Completion) -> str:
     return "\n".join(parts)
 
 
-def _pointer(turn: int, result: ToolResult) -> str:
+def _pointer(turn: int, call: ToolCall, result: ToolResult) -> str:
+    """The line an old result becomes: what it showed, and the call that shows it again."""
     shown = f"; it showed {', '.join(result.doc_ids[:8])}" if result.doc_ids else ""
-    return prompts.AGENT_ELIDED_RESULT.format(turn=turn, shown=shown)
+    args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in call.arguments.items())
+    return prompts.AGENT_ELIDED_RESULT.format(turn=turn, shown=shown, again=f"{call.name}({args})")
 
 
 async def run_agent(
@@ -135,6 +143,7 @@ async def run_agent(
     )
     gold = set(question.evidence) | ({question.answer_doc} if question.answer_doc else set())
     annotator = Annotator(gold)
+    visible = Visible(system, question.question)
     run = _Run()
     window: deque[str] = deque()
     in_window: Counter[str] = Counter()
@@ -152,8 +161,9 @@ async def run_agent(
 
     for index in range(config.max_turns):
         messages = ctx.render()
+        run.rendered(ctx)
         if ctx.over_budget():
-            await _force_answer(run, ctx, complete, answer_schemas, index, text_calls)
+            await _force_answer(run, ctx, complete, answer_schemas, index, text_calls, visible)
             break
         started = time.perf_counter()
         try:
@@ -182,6 +192,7 @@ async def run_agent(
                 run.stop("error", f"no usable tool call in {invalid_streak} turns in a row: {exc}")
                 break
             fix = {"role": "user", "content": prompts.AGENT_INVALID_CALL.format(error=exc)}
+            visible.see(fix["content"])
             ctx.add_step(index, {"role": "assistant", "content": completion.text}, fix, None)
             continue
         call = parsed.call
@@ -211,6 +222,9 @@ async def run_agent(
             latency_s=time.perf_counter() - started,
             error="" if ok else (problem or text),
         )
+        justified, unseen = visible.check(call)
+        turn = dataclasses.replace(turn, justified=justified, unseen=unseen)
+        visible.see(text)
         run.turns.append(turn)
         if valid and call.name == "answer":
             run.stop("answer", "")
@@ -223,7 +237,7 @@ async def run_agent(
             index,
             _assistant_message(parsed, completion.text, call_id),
             _result_message(parsed, call_id, text),
-            _pointer(index, result_obj),
+            _pointer(index, call, result_obj),
         )
         if turn.new_evidence:
             last_progress = index
@@ -245,6 +259,8 @@ async def run_agent(
         due = config.checkpoint_every and (index + 1) % config.checkpoint_every == 0
         if due and not await _checkpoint(run, ctx, complete, index):
             break
+        if due:
+            run.rendered(ctx)
     else:
         run.stop("max_turns", f"reached max_turns={config.max_turns}")
     return Trajectory(
@@ -264,6 +280,7 @@ async def run_agent(
         ),
         system_prompt=system,
         seed=seed,
+        peak_context_tokens=run.peak_context,
     )
 
 
@@ -297,10 +314,12 @@ async def _force_answer(
     answer_schemas: list[dict[str, Any]],
     index: int,
     text_calls: bool,
+    visible: Visible,
 ) -> None:
     """The context is full: ask once for a final answer on a compacted prompt, then stop."""
     run.stop("context_limit", f"prompt reached ~{ctx.estimate_tokens()} of {ctx.context_tokens} tokens")
     messages = ctx.render(extra={"role": "user", "content": prompts.AGENT_FORCE_ANSWER}, compact=True)
+    run.rendered(ctx)
     if ctx.over_budget():
         run.reason += "; no room left for a final answer"
         return
@@ -320,11 +339,13 @@ async def _force_answer(
     ok = parsed.call.name == "answer" and not validate_arguments("answer", parsed.call.arguments, answer_schemas)
     if ok:
         run.final_answer = str(parsed.call.arguments.get("text", "")).strip()
+    justified, unseen = visible.check(parsed.call)
     run.turns.append(
         Turn(
             index=index, raw=_raw(completion), thought=parsed.thought, call=parsed.call,
             result=run.final_answer if ok else "", schema_valid=parsed.call.name == "answer",
             args_valid=ok, tokens=completion.completion_tokens, latency_s=completion.latency_s,
             error="" if ok else "the forced final turn did not call answer",
+            justified=justified, unseen=unseen,
         )
     )

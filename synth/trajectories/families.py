@@ -1,0 +1,412 @@
+"""The scripted teacher's plan per task family: chain, comparison, intersection, aggregation.
+
+A plan walks the question's spec with the reading moves (synth/trajectories/reading.py). It
+keeps its state in a `Notebook` (what it knows, what is open, the tally and the items checked),
+which every thought reports and every checkpoint holds as JSON. Where a clue could fit several
+mentions, the plan checks candidates in text order, a few wrong ones first at the configured
+rate, and goes back to the list when a branch fails. An unanswerable question is answered
+`not found` only after every candidate was checked, with the reason in the thought.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from hopforge.corpus.records import Document
+from hopforge.synth.records import NOT_FOUND, Question, Spec, Step, ToolCall
+from hopforge.synth.trajectories.reading import Move, Reader, keywords
+from hopforge.synth.trajectories.voice import Note, Voice
+
+GIVE_UP = NOT_FOUND  # a trajectory that cannot go on says so, like an unanswerable one
+
+
+@dataclass(slots=True)
+class Notebook:
+    """The teacher's research state: facts with their sources, the open question, the tally."""
+
+    goal: str
+    facts: list[tuple[Note, str]] = field(default_factory=list)  # (fact, source doc_id)
+    open: Note | None = None
+    checked: int = 0
+    total: int = 0
+    hits: list[str] = field(default_factory=list)
+    left: list[str] = field(default_factory=list)
+
+    def notes(self) -> list[Note]:
+        """The state as note lines for the next thought."""
+        out: list[Note] = []
+        if self.facts:
+            out.append(("known", {"known": [f for f, _ in self.facts[-2:]]}))
+        if self.total:
+            out.append(("tally", {"checked": str(self.checked), "total": str(self.total),
+                                  "hits": str(len(self.hits))}))
+        if self.open:
+            out.append(("todo", {"open": self.open}))
+        if self.left:
+            more = f" and {len(self.left) - 3} more" if len(self.left) > 3 else ""
+            out.append(("left", {"names": ", ".join(self.left[:3]) + more}))
+        return out
+
+    def checkpoint(self, queries: list[str], voice: Voice) -> dict[str, Any]:
+        """The state in the checkpoint's JSON shape, facts worded in `voice`."""
+        open_ = [voice.say(self.open[0], **self.open[1])] if self.open else []
+        if self.total:
+            open_.append(f"checked {self.checked} of {self.total} items; {len(self.hits)} match"
+                         + (f": {', '.join(self.hits)}" if self.hits else ""))
+        if self.left:
+            open_.append(f"left to check: {', '.join(self.left)}")
+        return {"goal": self.goal,
+                "facts": [{"fact": voice.say(f[0], **f[1]), "source": s} for f, s in self.facts],
+                "open_constraints": open_ or ["confirm the answer"],
+                "queries_tried": list(queries)}
+
+
+def legacy_spec(question: Question, docs: Mapping[str, Document]) -> Spec:
+    """A chain spec for a question made before specs: its evidence, read as linked in order."""
+    route = [d for d in question.evidence if d in docs]
+    if not route and question.hops:
+        route = [question.hops[0].from_doc, *(h.to_doc for h in question.hops)]
+    steps = [Step(doc=route[0], relation="start")] if route else []
+    steps += [Step(doc=b, relation="link", via=a) for a, b in itertools.pairwise(route)]
+    return Spec(family="chain", start=route[0] if route else "", steps=tuple(steps),
+                target=route[-1] if route else "")
+
+
+def _names(doc: Document) -> list[str]:
+    return [n for n in (doc.title, *doc.aliases) if n.strip()]
+
+
+def _where(text: str, name: str) -> re.Match[str] | None:
+    return re.search(rf"(?<!\w){re.escape(name)}(?:s|es|'s)?(?!\w)", text, re.IGNORECASE)
+
+
+class Plans:
+    """The plans of one trajectory over its question's spec."""
+
+    def __init__(self, question: Question, spec: Spec, reader: Reader, rng: random.Random,
+                 *, wrong_candidate: float, max_wrong: int, early_answer: float) -> None:
+        self.q, self.spec, self.r, self.rng = question, spec, reader, rng
+        self.docs = reader.docs
+        self.book = Notebook(goal=question.question)
+        self.wrong_candidate, self.max_wrong, self.early_answer = (
+            wrong_candidate, max_wrong, early_answer)
+        reader.state = self.book.notes
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    def answer(self, situation: str, text: str, **slots: str) -> Move:
+        yield self.r.say(situation, answer=text, **slots), ToolCall(name="answer",
+                                                                    arguments={"text": text})
+
+    def surface(self, doc_id: str, text: str) -> tuple[str, int]:
+        """How `doc_id` is named in `text` (as written there) and where; ("", -1) if it is not."""
+        doc = self.docs.get(doc_id)
+        best: tuple[str, int] = ("", -1)
+        for name in _names(doc) if doc else ():
+            m = _where(text, name)
+            if m and (best[1] < 0 or m.start() < best[1]):
+                best = (m.group(0), m.start())
+        return best
+
+    def mentions(self, doc_id: str) -> list[tuple[str, str]]:
+        """(doc_id, name as written) of every document `doc_id` mentions in what was read."""
+        text = self.r.text(doc_id)
+        doc = self.docs.get(doc_id)
+        found = [(pos, link, name) for link in dict.fromkeys(doc.links if doc else ())
+                 for name, pos in [self.surface(link, text)] if pos >= 0 and link != doc_id]
+        return [(link, name) for _, link, name in sorted(found)]
+
+    def start(self, doc_id: str) -> Move:
+        """Find the document the question names; the first search follows the query habit."""
+        name, _ = self.surface(doc_id, self.q.question)
+        habit = self.r.speaker.habit().first
+        q = self.q.question.strip().rstrip("?").strip()
+        first = {"question": q, "keywords": " ".join(keywords(q, 6)),
+                 "title": name, "title-context": f"{name} {' '.join(keywords(q, 2, name))}"}
+        query = first.get(habit) or q
+        if not name:  # the question does not spell the start's name: search with its words
+            name = " ".join(keywords(q, 4))
+        self.book.open = ("o_start", {"title": name})
+        ok = yield from self.r.locate(doc_id, name, near=q, first=query.strip())
+        self.book.open = None
+        if ok:
+            self.book.facts.append((("f_start", {"title": self.r.title(doc_id)}), doc_id))
+        return ok
+
+    def reach(self, via: str, doc_id: str, near: str = "") -> Move:
+        """Make a document `via` mentions shown: search its name as `via`'s text writes it."""
+        name, pos = self.surface(doc_id, self.r.text(via))
+        if not name:
+            return False
+        text = self.r.text(via)
+        around = text[max(0, pos - 80):pos + len(name) + 80]
+        around = around.split(" ", 1)[-1] if pos > 80 else around  # whole words only
+        around = around.rsplit(" ", 1)[0]
+        return (yield from self.r.locate(doc_id, name, near=near or around))
+
+    def read_for(self, via: str, doc_id: str) -> Move:
+        """Read `via` until `doc_id` is mentioned in what was read (or to its end)."""
+        yield from self.r.read_until(via, lambda t: self.surface(doc_id, t)[1] >= 0)
+        seen = [n for _, n in self.mentions(via)]
+        if seen:
+            self.r.note("page", page=str(max(self.r.pages.get(via, {0: ""}))),
+                        title=self.r.title(via), names=", ".join(seen[:4]))
+
+    def candidates(self, via: str, target: str) -> list[str]:
+        """Mentions of `via` to check for a clue: wrong ones first at the seeded rate."""
+        order = [d for d, _ in self.mentions(via)]
+        if target not in order:
+            return order
+        if self.rng.random() < self.wrong_candidate:
+            before = [d for d in order[: order.index(target)]][: self.max_wrong]
+            return [*before, target]
+        return [target]
+
+    def follow(self, via: str, target: str, phrase: str, exhaust: bool = False) -> Move:
+        """From `via`, find the mention whose text has `phrase`; the doc_id, or "" if none."""
+        if exhaust:
+            yield from self.r.read_until(via, lambda t: False, all_pages=True)
+        else:
+            yield from self.read_for(via, target)
+        cands = [d for d, _ in self.mentions(via)] if exhaust else self.candidates(via, target)
+        quoted = f'"{phrase}"' if phrase else "the next link"
+        self.book.open = ("o_link", {"via": self.r.title(via), "pattern": quoted})
+        for n, cand in enumerate(cands):
+            self.book.left = [self.title_in(via, c) for c in cands[n + 1:]]
+            if not (yield from self.reach(via, cand)):
+                continue
+            if not phrase:
+                has = cand == target
+            else:
+                has, _ = yield from self.r.contains(cand, phrase)
+            if has and (cand == target or exhaust):
+                self.book.left = []
+                fact = "f_phrase" if phrase else "f_link"
+                self.book.facts.append(((fact, {"via": self.r.title(via), "title": self.r.title(cand),
+                                                "pattern": quoted}), cand))
+                return cand
+            if n + 1 < len(cands):
+                self.r.note("back", title=self.r.title(via))
+        self.book.left = []
+        return ""
+
+    def title_in(self, via: str, doc_id: str) -> str:
+        return self.surface(doc_id, self.r.text(via))[0] or self.r.title(doc_id)
+
+    def value(self, doc_id: str, value: str, already: str = "") -> Move:
+        """Read `doc_id` until `value` (a year) is in what was read; the value, or ""."""
+        if value and value in already:
+            return value
+        text = yield from self.r.read_until(doc_id, lambda t: value in t)
+        if value and value in text:
+            self.r.note("value", title=self.r.title(doc_id), value=value)
+            return value
+        return ""
+
+    # -- the families ---------------------------------------------------------------------------
+
+    def play(self) -> Move:
+        """The whole trajectory: the family's plan, then its answer."""
+        family = self.spec.family
+        plan = {"comparison": self.comparison, "intersection": self.intersection,
+                "aggregation": self.aggregation}.get(family, self.chain)
+        yield from plan()
+
+    def not_found(self, why: str) -> Move:
+        yield from self.answer("not_found", NOT_FOUND, why=why)
+
+    def chain(self) -> Move:
+        steps = [s for s in self.spec.steps if s.doc or s.relation != "start"]
+        if not steps or not (yield from self.start(steps[0].doc)):
+            yield from self.answer("give_up", GIVE_UP)
+            return
+        at = steps[0].doc
+        stop_at = -1
+        if len(steps) > 2 and self.rng.random() < self.early_answer:
+            stop_at = self.rng.randrange(1, len(steps) - 1)
+        for i, step in enumerate(steps[1:], start=1):
+            last = i == len(steps) - 1
+            exhaust = bool(self.spec.unanswerable) and last
+            nxt = yield from self.follow(step.via or at, step.doc, step.phrase, exhaust=exhaust)
+            if exhaust and nxt != step.doc or not nxt:
+                if self.spec.unanswerable:
+                    yield from self.not_found(self.spec.unanswerable)
+                else:
+                    yield from self.answer("give_up", GIVE_UP)
+                return
+            at = nxt
+            if i == stop_at and self.r.title(at).lower() != self.q.answer.lower():
+                yield from self.answer("early", self.r.title(at), title=self.r.title(at))
+                return
+        yield from self.finish(at, steps[-1])
+
+    def finish(self, doc_id: str, step: Step) -> Move:
+        """Answer with the target's title, or the year it states."""
+        if self.spec.answer_type == "year" and step.value:
+            got = yield from self.value(doc_id, step.value)
+            yield from self.answer("answer", got or GIVE_UP)
+            return
+        yield from self.answer("answer", self.r.title(doc_id))
+
+    def comparison(self) -> Move:
+        sides: list[tuple[Step, Step]] = []
+        steps = list(self.spec.steps)
+        for a, x in itertools.pairwise(steps):
+            if a.relation == "start" and x.relation == "compare":
+                sides.append((a, x))
+        years: dict[str, int] = {}
+        for a, x in sides:
+            if not (yield from self.start(a.doc)):
+                continue
+            got = yield from self.follow(a.doc, x.doc, x.phrase)
+            if not got:
+                continue
+            year = yield from self.value(got, x.value, self.r.text(got))
+            if year:
+                years[got] = int(year)
+                self.book.facts.append((("f_value", {"title": self.r.title(got), "value": year}),
+                                        got))
+        if len(years) < 2:
+            yield from self.answer("give_up", GIVE_UP)
+            return
+        pick = max if self.spec.operation == "later" else min
+        winner = pick(years, key=lambda d: years[d])
+        yield from self.answer("answer", self.r.title(winner))
+
+    def intersection(self) -> Move:
+        if any(s.relation == "start" for s in self.spec.steps):
+            yield from self.common_mention()
+            return
+        yield from self.phrase_intersection()
+
+    def common_mention(self) -> Move:
+        """Each clue names a start and a phrase to a hidden entry; the answer is what every
+        hidden entry mentions: read each one whole and intersect what they mention."""
+        steps = list(self.spec.steps)
+        pairs = [(a, e) for a, e in itertools.pairwise(steps)
+                 if a.relation == "start" and e.relation == "link"]
+        common: set[str] | None = None
+        hidden: list[str] = []
+        for a, e in pairs:
+            if not (yield from self.start(a.doc)):
+                continue
+            got = yield from self.follow(a.doc, e.doc, e.phrase)
+            if not got:
+                continue
+            yield from self.r.read_until(got, lambda t: False, all_pages=True)
+            seen = {d for d, _ in self.mentions(got)}
+            common = seen if common is None else common & seen
+            hidden.append(got)
+            self.book.open = ("o_all", {"phrases": ", ".join(self.r.title(h) for h in hidden)})
+        target = self.spec.target
+        if common and target in common:
+            name = self.title_in(hidden[-1], target)
+            self.book.facts.append((("f_all", {"title": name}), target))
+            yield from self.reach(hidden[-1], target)  # its title as a result lists it
+            yield from self.answer("answer", self.r.title(target) if target in self.r.shown
+                                   else name)
+        elif self.spec.unanswerable:
+            yield from self.not_found(self.spec.unanswerable)
+        else:
+            yield from self.answer("give_up", GIVE_UP)
+
+    def phrase_intersection(self) -> Move:
+        """Each clue is a phrase of the answer itself: search them, check candidates with find."""
+        phrases = [s.phrase for s in self.spec.steps if s.phrase]
+        target = self.spec.target or (self.spec.steps[0].doc if self.spec.steps else "")
+        counts: dict[str, int] = {}
+        self.book.open = ("o_all", {"phrases": ", ".join(f'"{p}"' for p in phrases)})
+        for p in phrases:
+            for d in (yield from self.r.search(f'"{p}"', k=10, what=f'"{p}"')):
+                counts[d] = counts.get(d, 0) + 1
+        pairs = [f"{a} {b}" for i, a in enumerate(phrases) for b in phrases[i + 1:]]
+        for query in pairs[:4]:
+            if target in counts and not self.spec.unanswerable:
+                break
+            for d in (yield from self.r.search(query, k=20, situation="widen")):
+                counts[d] = counts.get(d, 0) + 1
+        ranked = sorted(counts, key=lambda d: -counts[d])
+        if self.spec.unanswerable:
+            cands = ranked[:6]
+        else:
+            wrong = [d for d in ranked if d != target][: self.max_wrong]
+            first = wrong[: self.rng.randint(1, len(wrong))] if wrong and (
+                self.rng.random() < self.wrong_candidate) else []
+            cands = [*first, target] if target in counts else ranked[:6]
+        for n, cand in enumerate(cands):
+            self.book.left = [self.r.title(c) for c in cands[n + 1:]]
+            ok = True
+            for p in phrases:
+                has, _ = yield from self.r.contains(cand, p)
+                if not has:
+                    ok = False
+                    break
+            if ok:
+                self.book.left = []
+                self.book.facts.append((("f_all", {"title": self.r.title(cand)}), cand))
+                yield from self.answer("answer", self.r.title(cand))
+                return
+            self.r.note("back", title="the candidates")
+        self.book.left = []
+        if self.spec.unanswerable:
+            yield from self.not_found(self.spec.unanswerable)
+        else:
+            yield from self.answer("give_up", GIVE_UP)
+
+    def aggregation(self) -> Move:
+        spec = self.spec
+        if not (yield from self.start(spec.start)):
+            yield from self.answer("give_up", GIVE_UP)
+            return
+        yield from self.r.read_until(spec.start, lambda t: False, all_pages=True)
+        level = [(d, n, spec.start) for d, n in self.mentions(spec.start)]
+        if spec.scope == "links2":
+            outer, level, seen = level, [], {spec.start}
+            self.book.open = ("o_links2", {"title": self.r.title(spec.start)})
+            for d, _, via in outer:
+                if not (yield from self.reach(via, d)):
+                    continue
+                yield from self.r.read_until(d, lambda t: False, all_pages=True)
+                level += [(x, n, d) for x, n in self.mentions(d) if x not in seen]
+                seen.update(x for x, _, _ in level)
+        wanted = set(spec.items)
+        items = list({d: (d, n, v) for d, n, v in level if d in wanted}.values())
+        values = {s.doc: s.value for s in spec.steps if s.relation == "item"}
+        book = self.book
+        book.total = len(items)
+        book.open = ("o_items", {"n": str(len(items)), "pattern": f'"{spec.pattern}"'})
+        found: dict[str, int] = {}
+        for n, (d, _, via) in enumerate(items):
+            book.left = [name for _, name, _ in items[n + 1:]]
+            if (yield from self.reach(via, d)):
+                has, lines = yield from self.r.contains(d, spec.pattern)
+                if has:
+                    book.hits.append(self.r.title(d))
+                    if spec.operation in ("max", "min") and values.get(d):
+                        year = yield from self.value(d, values[d], lines)
+                        if year:
+                            found[d] = int(year)
+                            book.facts.append((("f_value", {"title": self.r.title(d),
+                                                             "value": year}), d))
+            book.checked += 1
+        book.left = []
+        yield from self.total_answer(found)
+
+    def total_answer(self, years: dict[str, int]) -> Move:
+        op, hits = self.spec.operation, self.book.hits
+        if not hits:
+            yield from self.not_found(self.spec.unanswerable or "no entry matches")
+        elif op == "count":
+            yield from self.answer("answer", str(len(hits)))
+        elif op in ("max", "min") and years:
+            pick = max if op == "max" else min
+            yield from self.answer("answer", self.r.title(pick(years, key=lambda d: years[d])))
+        elif op in ("max", "min"):
+            yield from self.answer("give_up", GIVE_UP)
+        else:
+            yield from self.answer("answer", "; ".join(hits))
