@@ -1,6 +1,6 @@
 """Error messages for the OpenAI-compatible client: each names the URL, what happened, and the fix.
 
-No message ever contains the API key: every text from a server passes through `_redact`.
+No message ever contains the API key: every text from a server passes through `redact`.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def request_error(
     url: str, status: int, detail: str, *, model: str, secret: str | None
 ) -> ModelRequestError:
     """The error for a non-retryable 4xx answer."""
-    detail = _error_detail(_redact(detail, secret))
+    detail = _error_detail(redact(detail, secret))
     if status in (401, 403):
         fix = (
             "Set HOPFORGE_API_KEY (or OPENAI_API_KEY) to the key the server expects "
@@ -89,7 +89,7 @@ def unavailable_error(
     parts = []
     for url in urls:
         f = last[url]
-        detail = _error_detail(_redact(f.detail, secret))
+        detail = _error_detail(redact(f.detail, secret))
         prefix = f"{url}: " if len(urls) > 1 else ""
         parts.append(f"{prefix}{f.problem}" + (f" ({detail})" if detail else ""))
     tries = f"{attempts} {'try' if attempts == 1 else 'tries'}"
@@ -115,7 +115,7 @@ def unavailable_error(
             "HOPFORGE_TEACHER_URL at a running one."
         )
     error = ModelUnreachable if kinds == {"connect"} else ModelUnavailable
-    return error(_redact(f"{head} {fix}", secret))
+    return error(redact(f"{head} {fix}", secret))
 
 
 def _kind(failure: Failure) -> str:
@@ -147,5 +147,5 @@ def _error_detail(body: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def _redact(text: str, secret: str | None) -> str:
+def redact(text: str, secret: str | None) -> str:
     return text.replace(secret, "***") if secret else text
