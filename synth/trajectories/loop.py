@@ -13,7 +13,7 @@ import json
 import logging
 import time
 from collections import Counter, deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from hopforge.corpus.tools import ToolResult, validate_arguments
@@ -211,6 +211,7 @@ async def run_agent(
             latency_s=time.perf_counter() - started,
             error="" if ok else (problem or text),
         )
+        turn = replace(turn, call_format=parsed.fmt)
         run.turns.append(turn)
         if valid and call.name == "answer":
             run.stop("answer", "")
@@ -326,5 +327,6 @@ async def _force_answer(
             result=run.final_answer if ok else "", schema_valid=parsed.call.name == "answer",
             args_valid=ok, tokens=completion.completion_tokens, latency_s=completion.latency_s,
             error="" if ok else "the forced final turn did not call answer",
+            call_format=parsed.fmt,
         )
     )
