@@ -3,7 +3,7 @@
 Opt-in, not run in CI. Give a running OpenAI-compatible server with TEACHER_URL and
 TEACHER_MODEL (or --url/--model), or start vLLM from a model folder with --serve DIR. The build
 (tiny test corpus, model-composed questions, model trajectories, the model as judge in score,
-then filter and export) lives in --out; running the check again continues it, so a run stopped
+then filter and export) lives in OUT/build; running the check again continues it, so a run stopped
 by a dead server goes on where it stopped once the server is back (--fresh starts over).
 Every request and answer is recorded in OUT/requests.jsonl.
 
@@ -128,12 +128,14 @@ def _serve(args: argparse.Namespace, log: Path) -> subprocess.Popen[bytes]:
     sys.exit(f"vLLM did not answer on {args.url} within START_TIMEOUT; see {log}")
 
 
-def _accepted(out: Path) -> int:
+def _questions(build: Path) -> tuple[int, int]:
+    """Questions the build attempted and accepted."""
     from hopforge.corpus.layout import BuildDir
     from hopforge.corpus.parts import read_parts
 
-    questions = BuildDir.at(out).questions
-    return sum(1 for r in read_parts(questions) if not r["rejected"]) if questions.is_dir() else 0
+    questions = BuildDir.at(build).questions
+    rows = list(read_parts(questions)) if questions.is_dir() else []
+    return len(rows), sum(1 for r in rows if not r["rejected"])
 
 
 def _solve_scripted(args: argparse.Namespace, env: dict[str, str]) -> int:
@@ -179,7 +181,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.fresh and args.out.exists():
         shutil.rmtree(args.out)
     args.out.mkdir(parents=True, exist_ok=True)
-    build_file = args.out / "check.toml"  # hopforge keeps its frozen copy in OUT/build.toml
+    build_file = args.out / "check.toml"
+    build_dir = args.out / "build"
     build_file.write_text(BUILD_FILE.format(
         corpus=str(Path(args.corpus).resolve()) if ":" not in args.corpus else args.corpus,
         url=args.url, model=args.model, concurrency=args.concurrency, timeout=args.timeout,
@@ -191,11 +194,12 @@ def main(argv: list[str] | None = None) -> int:
     env = {**os.environ, "HOPFORGE_TEACHER_RECORD": str(record), "HF_HUB_OFFLINE": "1"}
     started = time.perf_counter()
     try:
-        cmd = [str(HOPFORGE), "build", str(build_file), "--out", str(args.out), "--no-prefect"]
+        cmd = [str(HOPFORGE), "build", str(build_file), "--out", str(build_dir), "--no-prefect"]
         print(f"running: {' '.join(cmd)}", flush=True)
         status = subprocess.run(cmd, env=env, check=False).returncode
         solved_from = "model composer"
-        if _accepted(args.out) == 0:
+        attempted, accepted = _questions(build_dir)
+        if attempted and not accepted:
             print("the model composed no question that passed the checks: it solves questions "
                   f"of the scripted composer in {args.out / 'solve'}", flush=True)
             status = _solve_scripted(args, env)
@@ -205,8 +209,8 @@ def main(argv: list[str] | None = None) -> int:
             server.terminate()
             server.wait(timeout=60)
     wall = time.perf_counter() - started
-    solve = args.out / "solve" if solved_from.startswith("scripted") else args.out
-    summary = summarize(args.out, record, wall_s=wall, solved=solve)
+    solve = args.out / "solve" if solved_from.startswith("scripted") else build_dir
+    summary = summarize(build_dir, record, wall_s=wall, solved=solve)
     summary["solved_questions_from"] = solved_from
     (args.out / "check-teacher.json").write_text(json.dumps(summary, indent=1))
     print_table(summary, title=f"check-teacher: {args.model} at {args.url}")

@@ -42,7 +42,9 @@ def main() -> None:
     p.add_argument("out", type=Path, help="the check-teacher build directory")
     p.add_argument("--dest", type=Path, default=ROOT / "tests" / "data" / "teacher_replay")
     args = p.parse_args()
-    build = BuildDir.at(args.out)
+    solved = next(d for d in (args.out / "solve", args.out / "build", args.out)
+                  if (d / "trajectories").is_dir())
+    build = BuildDir.at(solved)
     trajectories = list(read_parts(build.trajectories))
     qids = {t["qid"] for t in trajectories}
     questions = [q for q in read_parts(build.questions) if q["qid"] in qids]
@@ -74,7 +76,8 @@ def main() -> None:
     _write(args.dest / "questions.jsonl", questions)
     _write(args.dest / "conversations.jsonl", conversations)
     _write(args.dest / "trajectories.jsonl", expected)
-    table = tomllib.loads((args.out / "build.toml").read_text("utf-8")).get("trajectories", {})
+    settings = next(p for p in (args.out / "check.toml", args.out / "build.toml") if p.is_file())
+    table = tomllib.loads(settings.read_text("utf-8")).get("trajectories", {})
     _write(args.dest / "config.jsonl", [{k: v for k, v in table.items() if not isinstance(v, dict)}])
     size = sum(f.stat().st_size for f in args.dest.iterdir())
     print(f"{len(conversations)} conversations, {sum(len(a) for a in answers.values())} answers, "
