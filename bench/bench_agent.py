@@ -254,8 +254,8 @@ class _Wanderer:
         self.doc_ids, self.titles, self.n = doc_ids, titles, 0
 
     async def complete(self, messages: list[Any], **kwargs: Any) -> Any:
-        from hopforge.synth.teacher.chat import Completion
         from hopforge.synth.records import ToolCall
+        from hopforge.synth.teacher.chat import Completion
 
         if kwargs.get("response_format"):
             state = {"goal": "wander", "facts": [], "open_constraints": ["all"],

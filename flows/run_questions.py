@@ -33,13 +33,13 @@ from hopforge.corpus.parts import (
     write_part,
 )
 from hopforge.corpus.records import Document
-from hopforge.synth.teacher.chat import ChatModel
 from hopforge.synth.diversity import distinct_n, self_bleu
 from hopforge.synth.questions.checks import NearDuplicates, SearchBackend
 from hopforge.synth.questions.config import QuestionConfig
 from hopforge.synth.questions.graph import CorpusGraph
 from hopforge.synth.questions.stage import generate_questions, split_reasons
 from hopforge.synth.records import Question
+from hopforge.synth.teacher.chat import ChatModel
 
 log = logging.getLogger(__name__)
 Progress = Callable[[int, int], None] | None

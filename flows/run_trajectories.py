@@ -37,8 +37,8 @@ from hopforge.corpus.parts import clear_parts, done_indexes, done_parts, read_pa
 from hopforge.corpus.search import Searcher
 from hopforge.flows.trajectory_journal import PartWriter, journal_path, read_journal
 from hopforge.flows.trajectory_report import trajectory_report
-from hopforge.synth.teacher.chat import ChatModel
 from hopforge.synth.records import Question, Trajectory
+from hopforge.synth.teacher.chat import ChatModel
 from hopforge.synth.trajectories.scripted import ScriptedTeacher
 from hopforge.synth.trajectories.stage import (
     SPEED_FIELDS,

@@ -8,8 +8,8 @@ import pytest
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.tools import ToolBox
 from hopforge.synth import prompts
-from hopforge.synth.teacher.chat import Completion, Message, ModelResponseError, ModelUnavailable
 from hopforge.synth.records import Checkpoint, Question, ToolCall
+from hopforge.synth.teacher.chat import Completion, Message, ModelResponseError, ModelUnavailable
 from hopforge.synth.trajectories.context import (
     CheckpointParseError,
     Context,

@@ -17,9 +17,9 @@ from hopforge.corpus.store import write_corpus
 from hopforge.corpus.tools import ToolBox
 from hopforge.flows.run_trajectories import run_trajectories_build
 from hopforge.synth import prompts
+from hopforge.synth.records import Question, Trajectory
 from hopforge.synth.teacher.chat import ModelUnavailable, ModelUnreachable
 from hopforge.synth.teacher.openai_client import OpenAIChatModel
-from hopforge.synth.records import Question, Trajectory
 from hopforge.synth.teacher.retry import Backoff
 from hopforge.synth.trajectories.faults import TRUNCATION_NOTE, FaultConfig, FaultyTools
 from hopforge.synth.trajectories.loop import run_agent

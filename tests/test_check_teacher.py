@@ -12,7 +12,7 @@ from hopforge.corpus.store import write_corpus
 from hopforge.flows.run_trajectories import run_trajectories_build
 from hopforge.synth.teacher.openai_client import OpenAIChatModel
 from hopforge.synth.teacher.recording import Recorder
-from hopforge.synth.trajectories import TrajectoryConfig
+from hopforge.synth.trajectories.stage import TrajectoryConfig
 
 from tests.openai_server import OpenAITestServer, Reply
 

@@ -13,13 +13,13 @@ from hopforge.corpus.layout import BuildDir
 from hopforge.corpus.records import Document
 from hopforge.corpus.search import Searcher
 from hopforge.synth import prompts
-from hopforge.synth.teacher.openai_client import OpenAIChatModel
 from hopforge.synth.questions.checks import probe_queries
 from hopforge.synth.questions.config import QuestionConfig
 from hopforge.synth.questions.graph import CorpusGraph
 from hopforge.synth.questions.model import QUESTION_SCHEMA, QuestionParseError, parse_question_json
 from hopforge.synth.questions.stage import generate_questions, split_reasons
 from hopforge.synth.records import NOT_FOUND, Question
+from hopforge.synth.teacher.openai_client import OpenAIChatModel
 from rank_bm25 import BM25Okapi
 
 from tests.openai_server import OpenAITestServer, Reply

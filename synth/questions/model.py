@@ -15,10 +15,10 @@ from typing import Any
 
 from hopforge.synth import prompts
 from hopforge.synth.answers import answers_match, list_items, says_not_found
-from hopforge.synth.teacher.chat import ChatModel, Message, ModelResponseError
-from hopforge.synth.teacher.wire import json_schema_format
 from hopforge.synth.questions.graph import CorpusGraph
 from hopforge.synth.records import NOT_FOUND, Question, Spec
+from hopforge.synth.teacher.chat import ChatModel, Message, ModelResponseError
+from hopforge.synth.teacher.wire import json_schema_format
 
 QUESTION_SCHEMA: dict[str, Any] = {
     "type": "object",

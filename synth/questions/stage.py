@@ -16,7 +16,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from hopforge.corpus.records import Document, Hit
-from hopforge.synth.teacher.chat import ChatModel, ModelResponseError, ModelUnavailable
 from hopforge.synth.concurrency import bounded_map
 from hopforge.synth.questions import checks, scripted
 from hopforge.synth.questions.config import QuestionConfig
@@ -24,6 +23,7 @@ from hopforge.synth.questions.families import Draft, Families
 from hopforge.synth.questions.graph import CorpusGraph
 from hopforge.synth.questions.model import ModelComposer, QuestionParseError
 from hopforge.synth.records import Checks, Question, Spec, Step
+from hopforge.synth.teacher.chat import ChatModel, ModelResponseError, ModelUnavailable
 
 log = logging.getLogger(__name__)
 REACH_K = 20  # a title read in a text must be found by searching it (k up to 20)

@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any
 from hopforge.corpus.tools import ToolResult, validate_arguments
 from hopforge.synth import prompts
 from hopforge.synth.annotate import Annotator, normalize_call
+from hopforge.synth.records import Checkpoint, Question, ToolCall, Trajectory, Turn, Usage
 from hopforge.synth.teacher.chat import ChatModel, Completion, Message, ModelError
 from hopforge.synth.teacher.errors import is_context_limit, stops_run
-from hopforge.synth.teacher.wire import RAW_ARGUMENTS
-from hopforge.synth.records import Checkpoint, Question, ToolCall, Trajectory, Turn, Usage
 from hopforge.synth.teacher.tool_calls import ParsedCall, ToolCallParseError, parse_completion
+from hopforge.synth.teacher.wire import RAW_ARGUMENTS
 from hopforge.synth.trajectories.context import (
     CHECKPOINT_RESPONSE_FORMAT,
     CheckpointParseError,

@@ -26,8 +26,8 @@ from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.records import Document
 from hopforge.synth import prompts
 from hopforge.synth.annotate import normalize_text
-from hopforge.synth.teacher.chat import Completion, Message
 from hopforge.synth.records import Question, ToolCall
+from hopforge.synth.teacher.chat import Completion, Message
 from hopforge.synth.trajectories.voice import Speaker, draw_style
 
 _DOC_ID = re.compile(r"\[doc_id: ([^\]\s]+)\]")

@@ -19,9 +19,9 @@ from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.records import Document, Hit
 from hopforge.corpus.search import Searcher
 from hopforge.corpus.tools import ToolBox, ToolResult
-from hopforge.synth.teacher.chat import ChatModel
 from hopforge.synth.concurrency import bounded_map
 from hopforge.synth.records import Question, Trajectory
+from hopforge.synth.teacher.chat import ChatModel
 from hopforge.synth.trajectories.faults import FaultConfig, FaultyTools
 from hopforge.synth.trajectories.loop import run_agent
 from hopforge.synth.trajectories.scripted import ScriptedConfig
