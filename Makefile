@@ -5,7 +5,7 @@ export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export TOKENIZERS_PARALLELISM := false
 VENV := .venv/bin
 
-.PHONY: setup demo test bench lint typecheck
+.PHONY: setup demo test bench lint typecheck check-teacher
 setup:
 	@bash scripts/setup.sh
 
@@ -23,3 +23,9 @@ lint: setup
 
 typecheck: setup
 	$(VENV)/mypy corpus synth filters export flows
+
+# Opt-in, not in CI: a small whole build against a real model server, and one table of it.
+# TEACHER_URL=http://HOST:8000/v1 TEACHER_MODEL=NAME make check-teacher
+# make check-teacher ARGS="--serve /path/to/model --vllm-python /path/to/vllm-venv/bin/python"
+check-teacher: setup
+	$(VENV)/python scripts/check_teacher.py $(ARGS)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from hopforge.flows.config import BUILTIN_SOURCES
+
 INGEST_HELP = """\
 Read documents from SOURCE files or folders into BUILD/corpus/ (Parquet documents and the link
 graph) and print corpus statistics (also saved to BUILD/reports/ingest.json).
@@ -19,7 +21,8 @@ Formats, detected from each source (override with --format):
   title-sentences  a {title: [sentences]} corpus file
   folder           a folder of .txt / .md / .html files (<a href> to another file is a link)
   mediawiki        a MediaWiki XML dump (.xml, .xml.bz2, ...): wikilinks, redirects as aliases
-The word `builtin` as SOURCE stands for the built-in Jargon File corpus.
+The word `builtin` (or `builtin:jargon`, as in a build file) as SOURCE stands for the built-in
+Jargon File corpus.
 
 A malformed record is reported with its file and line, skipped and counted (--strict stops at
 the first one). Sources without links of their own get links by title mention.
@@ -70,7 +73,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def _resolve_source(source: str) -> Path:
     path = Path(source)
-    if source == "builtin" and not path.exists():
+    if source in ("builtin", *BUILTIN_SOURCES) and not path.exists():
         from hopforge.corpus.builtin import builtin_corpus_path
 
         return builtin_corpus_path()

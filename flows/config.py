@@ -95,6 +95,7 @@ class TeacherConfig:
     structured_output: Literal[
         "response_format", "guided_json", "structured_outputs", "none"
     ] = "response_format"
+    stream: bool = True  # streamed answers: the read timeout bounds silence, not the whole answer
 
     def __post_init__(self) -> None:
         for url in self.urls:
@@ -112,6 +113,9 @@ class TeacherConfig:
         if self.max_retries < 0:
             raise ConfigError(f"[teacher] max_retries = {self.max_retries} is not allowed: "
                               "use 0 or more")
+        if not isinstance(self.stream, bool):
+            raise ConfigError(f"[teacher] stream = {self.stream!r} is not allowed: "
+                              "use true or false")
 
     @property
     def label(self) -> str:

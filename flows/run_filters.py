@@ -144,11 +144,15 @@ def _run_judge(build: BuildDir, questions: dict[str, Question], trajs: Sequence[
             if judge is not None:
                 return await judge_all(judge, questions, trajs, jconfig, done=done,
                                        on_result=record)
+            from hopforge.flows.teacher_options import ENV_RECORD
             from hopforge.synth.teacher.openai_client import OpenAIChatModel
+            from hopforge.synth.teacher.recording import Recorder
 
             key = next((os.environ[k] for k in KEY_ENV if os.environ.get(k)), None)
+            log_path = os.environ.get(ENV_RECORD)
             async with OpenAIChatModel(config.judge_urls, config.judge_model, api_key=key,
-                                       concurrency=config.judge_concurrency) as model:
+                                       concurrency=config.judge_concurrency,
+                                       recorder=Recorder(log_path) if log_path else None) as model:
                 return await judge_all(model, questions, trajs, jconfig, done=done,
                                        on_result=record)
 

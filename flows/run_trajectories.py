@@ -348,6 +348,23 @@ def cached_searcher(build: BuildDir) -> Searcher:
     return searcher
 
 
+async def _fit_context(model: ChatModel, config: TrajectoryConfig) -> TrajectoryConfig:
+    """`config` with its context budget cut to the server's `max_model_len` when that is smaller."""
+    window = getattr(model, "context_window", None)
+    limit = await window() if window is not None else None
+    if not limit or limit >= config.context_tokens:
+        return config
+    if config.max_tokens * 2 > limit:
+        raise HopforgeError(
+            f"the model server's context is {limit} tokens (max_model_len), too small for "
+            f"max_tokens = {config.max_tokens} per turn: lower [trajectories] max_tokens to at "
+            f"most {limit // 2}, or serve the model with a larger --max-model-len"
+        )
+    log.warning("the model server's context is %d tokens (max_model_len): using it instead of "
+                "context_tokens = %d", limit, config.context_tokens)
+    return dataclasses.replace(config, context_tokens=limit)
+
+
 async def _run(
     questions: list[Question],
     searcher: Searcher,
@@ -370,6 +387,7 @@ async def _run(
     if enter is not None:
         await enter()
     try:
+        config = await _fit_context(model, config)
         await run_trajectories(questions, searcher, lambda q, s, seed: model, config=config,
                                on_result=on_result, skip=skip, collect=False)
     finally:

@@ -9,6 +9,7 @@ part (`plan_parts`, `run_part` on any worker, `finish_parts`), for a cluster's t
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -103,7 +104,7 @@ def _index(build: BuildDir, config: BuildConfig, progress: Progress) -> dict[str
 
 def open_teacher(config: BuildConfig) -> Any:
     """The teacher of [teacher]: None for the scripted one, else an OpenAI-compatible client."""
-    from hopforge.flows.teacher_options import TeacherSettings, open_settings
+    from hopforge.flows.teacher_options import ENV_RECORD, TeacherSettings, open_settings
 
     t = config.teacher
     if t.kind == "scripted":
@@ -111,7 +112,8 @@ def open_teacher(config: BuildConfig) -> Any:
     return open_settings(TeacherSettings(
         teacher="openai", urls=t.urls, model=t.model, api_key=config.api_key or None,
         concurrency=t.concurrency, read_timeout=t.read_timeout, max_retries=t.max_retries,
-        structured_output=t.structured_output,
+        structured_output=t.structured_output, stream=t.stream,
+        record=os.environ.get(ENV_RECORD, ""),
     ))
 
 

@@ -3,7 +3,8 @@
 Flags win over the environment: HOPFORGE_TEACHER (scripted | openai), HOPFORGE_TEACHER_URL
 (one URL, or several separated by commas), HOPFORGE_TEACHER_MODEL, and HOPFORGE_API_KEY
 (or OPENAI_API_KEY). The key is only ever read from the environment, never from a flag, so it
-does not land in shell history or process listings.
+does not land in shell history or process listings. HOPFORGE_TEACHER_RECORD names a JSONL file
+that gets every request and answer (`make check-teacher` sets it; tests replay such files).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ if TYPE_CHECKING:  # httpx is imported only when a model teacher is opened
     from hopforge.synth.teacher.openai_client import OpenAIChatModel
 
 TEACHERS = ("scripted", "openai")
+ENV_RECORD = "HOPFORGE_TEACHER_RECORD"
 Teacher = Literal["scripted", "openai"]
 
 
@@ -41,6 +43,8 @@ class TeacherSettings:
     read_timeout: float = 120.0
     max_retries: int = 4
     structured_output: StructuredOutput = "response_format"
+    stream: bool = True
+    record: str = ""  # a JSONL file to append every request and answer to
 
     @property
     def name(self) -> str:
@@ -109,7 +113,15 @@ def add_teacher_arguments(parser: argparse.ArgumentParser) -> None:
         type=_positive_float,
         default=120.0,
         metavar="SECONDS",
-        help="how long to wait for a server's answer before retrying (default 120)",
+        help="how long a server may stay silent before the request is retried (default 120; "
+        "streamed answers may take longer in all, as long as tokens keep coming)",
+    )
+    group.add_argument(
+        "--no-stream",
+        dest="stream",
+        action="store_false",
+        help="ask for whole answers instead of streams (server-sent events); the timeout then "
+        "bounds each whole answer",
     )
     group.add_argument(
         "--teacher-retries",
@@ -187,6 +199,8 @@ def resolve_teacher(
         read_timeout=getattr(args, "teacher_timeout", 120.0),
         max_retries=retries,
         structured_output=getattr(args, "structured_output", "response_format"),
+        stream=getattr(args, "stream", True),
+        record=env.get(ENV_RECORD, ""),
     )
 
 
@@ -202,6 +216,7 @@ def open_settings(settings: TeacherSettings) -> OpenAIChatModel | None:
     if settings.teacher == "scripted":
         return None
     from hopforge.synth.teacher.openai_client import OpenAIChatModel
+    from hopforge.synth.teacher.recording import Recorder
 
     quiet_http_logs()
     return OpenAIChatModel(
@@ -212,6 +227,8 @@ def open_settings(settings: TeacherSettings) -> OpenAIChatModel | None:
         read_timeout=settings.read_timeout,
         max_retries=settings.max_retries,
         structured_output=settings.structured_output,
+        stream=settings.stream,
+        recorder=Recorder(settings.record) if settings.record else None,
     )
 
 

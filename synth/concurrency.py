@@ -20,8 +20,8 @@ async def bounded_map(
     """Run `fn` over `items` with at most `limit` in flight; results keep the input order.
 
     `on_result(i, result)` is called as each one finishes (for progress and incremental writes).
-    An exception in `fn` propagates: per-record failures must be turned into rejected records by
-    `fn` itself.
+    An exception in `fn` cancels the calls still running and then propagates: per-record
+    failures must be turned into rejected records by `fn` itself.
     """
     if limit < 1:
         raise ValueError(f"concurrency limit must be >= 1, got {limit}")
@@ -36,5 +36,14 @@ async def bounded_map(
         if on_result is not None:
             on_result(i, r)
 
-    await asyncio.gather(*(run(i, it) for i, it in enumerate(items)))
+    tasks = [asyncio.ensure_future(run(i, it)) for i, it in enumerate(items)]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        # The first failure ends the map: the rest is cancelled (and waited for) before it
+        # propagates, so no further call goes out while the caller handles it.
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
     return results  # type: ignore[return-value]

@@ -215,6 +215,7 @@ class Turn:
     unseen: tuple[str, ...] = ()  # the words of the call that were not
     label: str = ""  # progress | redundant | recovery | invalid | off_track (TURN_LABELS)
     label_reason: str = ""
+    call_format: str = ""  # where the call was read from: native | tagged | fenced | json; "": none
 
     def to_row(self) -> dict[str, Any]:
         row = asdict(self)

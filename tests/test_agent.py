@@ -9,7 +9,7 @@ from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.tools import ToolBox
 from hopforge.synth import prompts
 from hopforge.synth.records import Checkpoint, Question, ToolCall
-from hopforge.synth.teacher.chat import Completion, Message, ModelUnavailable
+from hopforge.synth.teacher.chat import Completion, Message, ModelResponseError, ModelUnavailable
 from hopforge.synth.trajectories.context import (
     CheckpointParseError,
     Context,
@@ -128,19 +128,31 @@ def test_context_limit_forces_a_final_answer(agent_questions: list, agent_search
     assert len(teacher.calls[-1][0]) < len(teacher.calls[-2][0])  # a compacted prompt
 
 
-def test_model_error_ends_the_trajectory_and_never_becomes_a_message(
+def test_an_unusable_answer_ends_the_trajectory_and_never_becomes_a_message(
     agent_questions: list, agent_searcher: Any
 ) -> None:
     def step(n: int, messages: list[Message], kwargs: dict[str, Any]) -> Completion:
         if n == 2:
-            raise ModelUnavailable("server said: SECRET-TEXT (HTTP 500 after 4 retries)")
+            raise ModelResponseError("server sent: SECRET-TEXT without choices")
         return call("search", query=f"Quillon {n}")
 
     teacher = Teacher(step)
     t = agent(agent_questions[2], teacher, agent_searcher)
     assert t.termination == "error" and "SECRET-TEXT" in t.reason and len(t.turns) == 2
-    assert "ModelUnavailable" in t.reason
+    assert "ModelResponseError" in t.reason
     assert not any("SECRET-TEXT" in json.dumps(turn.to_row()) for turn in t.turns)
+
+
+def test_a_server_that_keeps_failing_stops_the_run(
+    agent_questions: list, agent_searcher: Any
+) -> None:
+    def step(n: int, messages: list[Message], kwargs: dict[str, Any]) -> Completion:
+        if n == 2:
+            raise ModelUnavailable("server said: HTTP 500 after 4 retries")
+        return call("search", query=f"Quillon {n}")
+
+    with pytest.raises(ModelUnavailable, match="after 4 retries"):
+        agent(agent_questions[2], Teacher(step), agent_searcher)
 
 
 def test_garbage_gets_feedback_then_ends_in_error(agent_questions: list, agent_searcher: Any) -> None:

@@ -120,6 +120,9 @@ def test_cli_ingest_builtin_and_source_name(
 ) -> None:
     assert main(["ingest", "builtin", "--out", str(tmp_path / "j")]) == 0
     assert read_documents(BuildDir.at(tmp_path / "j")) == load_builtin_documents()
+    # the name a build file uses works on the command line too
+    assert main(["ingest", "builtin:jargon", "--out", str(tmp_path / "k")]) == 0
+    assert read_documents(BuildDir.at(tmp_path / "k")) == load_builtin_documents()
     assert main(["ingest", str(DATA / "musique.jsonl"), "--out", str(tmp_path / "m"),
                  "--source-name", "mq"]) == 0  # fmt: skip
     assert {d.source for d in read_documents(BuildDir.at(tmp_path / "m"))} == {"mq"}

@@ -85,7 +85,17 @@ def test_text_and_request_body(openai_server: OpenAITestServer) -> None:
         "temperature": 0.2,
         "max_tokens": 64,
         "seed": 7,
+        "stream": True,
+        "stream_options": {"include_usage": True},
     }
+
+
+def test_whole_answers_when_not_streaming(openai_server: OpenAITestServer) -> None:
+    openai_server.enqueue(Reply.text("Mount Fendle", reasoning="first").with_usage(12, 3))
+    c = one(make(openai_server.base_url, stream=False), max_tokens=64)
+    assert (c.text, c.reasoning) == ("Mount Fendle", "first")
+    assert (c.prompt_tokens, c.completion_tokens) == (12, 3)
+    assert "stream" not in openai_server.requests[0]
 
 
 @pytest.mark.parametrize("field", ["reasoning_content", "reasoning"])
@@ -227,10 +237,13 @@ def test_dropped_connection_is_retried(openai_server: OpenAITestServer) -> None:
         (Reply.raw('{"choices": [{"message": {"tool_calls": [{"id": "x"}]}}]}'), "function name"),
     ],
 )
-def test_unusable_answers_raise(openai_server: OpenAITestServer, reply: Reply, match: str) -> None:
+@pytest.mark.parametrize("stream", [True, False])
+def test_unusable_answers_raise(
+    openai_server: OpenAITestServer, reply: Reply, match: str, stream: bool
+) -> None:
     openai_server.enqueue(reply)
     with pytest.raises(ModelResponseError, match=match) as info:
-        one(make(openai_server.base_url))
+        one(make(openai_server.base_url, stream=stream))
     assert openai_server.base_url in str(info.value)
     assert isinstance(info.value, HopforgeError)
     assert len(openai_server.requests) == 1

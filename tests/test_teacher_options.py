@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+from pathlib import Path
 
 import pytest
 from hopforge.flows.teacher_options import (
@@ -123,3 +125,25 @@ def test_open_teacher_talks_to_the_server(openai_server: OpenAITestServer) -> No
 
     assert asyncio.run(ask()) == "ready"
     assert openai_server.headers[0]["Authorization"] == "Bearer sk-t"
+
+
+def test_no_stream_flag_and_the_recording_file(
+    tmp_path: Path, openai_server: OpenAITestServer
+) -> None:
+    openai_server.enqueue(Reply.text("whole"))
+    record = tmp_path / "requests.jsonl"
+    args = parse("--teacher-url", openai_server.base_url, "--teacher-model", "test-model",
+                 "--no-stream")
+    model = open_teacher(args, environ={"HOPFORGE_TEACHER_RECORD": str(record)})
+    assert isinstance(model, OpenAIChatModel) and model.stream is False
+    assert resolve_teacher(parse("--teacher-url", "http://a/v1", "--teacher-model", "m"),
+                           environ={}).stream is True
+
+    async def ask() -> str:
+        async with model as m:
+            return (await m.complete([{"role": "user", "content": "hi"}])).text
+
+    assert asyncio.run(ask()) == "whole"
+    assert "stream" not in openai_server.requests[0]
+    (row,) = [json.loads(line) for line in record.read_text().splitlines()]
+    assert row["stream"] is False and row["response"]["choices"][0]["message"]["content"] == "whole"

@@ -2,9 +2,11 @@ import pytest
 from hopforge.synth.records import ToolCall
 from hopforge.synth.teacher.chat import Completion
 from hopforge.synth.teacher.tool_calls import (
+    CALL_FORMATS,
     MalformedToolCall,
     NoToolCall,
     ToolCallParseError,
+    parse_bare_json_call,
     parse_completion,
     parse_fenced_json_call,
     parse_native_tool_calls,
@@ -103,3 +105,39 @@ def test_parse_completion_dispatches_on_format() -> None:
         parse_completion(Completion(text="The answer is Quillon."))
     with pytest.raises(NoToolCall):
         parse_completion(Completion(text=""))
+
+
+def test_bare_json_object_in_the_text() -> None:
+    text = '{"name": "open", "arguments": {"doc_id": "grey-needle", "page": 10}}'
+    parsed = parse_bare_json_call(text)
+    assert parsed.call == ToolCall(name="open", arguments={"doc_id": "grey-needle", "page": 10})
+    assert parsed.fmt == "json" and parsed.thought == "" and parsed.extra_calls == 0
+
+
+def test_bare_json_with_text_around_it_and_string_arguments() -> None:
+    text = ('I will look it up.\n{"name": "search", "arguments": "{\\"query\\": \\"Quillon\\"}"}\n'
+            'Then {"name": "open", "arguments": {"doc_id": "quillon"}}')
+    parsed = parse_bare_json_call(text)
+    assert parsed.call == ToolCall(name="search", arguments={"query": "Quillon"})
+    assert parsed.thought.startswith("I will look it up.") and parsed.extra_calls == 1
+
+
+def test_bare_json_errors() -> None:
+    with pytest.raises(MalformedToolCall, match='no "name"'):
+        parse_bare_json_call('{"query": "Quillon"}')
+    with pytest.raises(MalformedToolCall, match="not valid JSON"):
+        parse_bare_json_call('{"name": "search", "arguments": {"query": "Quillon"}')
+    with pytest.raises(MalformedToolCall, match="arguments are a JSON list"):
+        parse_bare_json_call('{"name": "search", "arguments": ["Quillon"]}')
+    with pytest.raises(NoToolCall):
+        parse_bare_json_call("no JSON here")
+
+
+def test_parse_completion_reads_bare_json_and_says_so() -> None:
+    bare = Completion(text='{"name": "search", "arguments": {"query": "q"}}', reasoning="r")
+    parsed = parse_completion(bare)
+    assert parsed.fmt == "json" and parsed.thought == "r"
+    assert parsed.fmt in CALL_FORMATS
+    # A fence without a JSON object in it does not hide a bare object elsewhere.
+    mixed = Completion(text='```\nsome code\n```\n{"name": "answer", "arguments": {"text": "x"}}')
+    assert parse_completion(mixed).fmt == "json"

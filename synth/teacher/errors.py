@@ -1,6 +1,6 @@
 """Error messages for the OpenAI-compatible client: each names the URL, what happened, and the fix.
 
-No message ever contains the API key: every text from a server passes through `_redact`.
+No message ever contains the API key: every text from a server passes through `redact`.
 """
 
 from __future__ import annotations
@@ -9,7 +9,12 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hopforge.synth.teacher.chat import ModelResponseError, ModelUnavailable, ModelUnreachable
+from hopforge.synth.teacher.chat import (
+    ModelError,
+    ModelResponseError,
+    ModelUnavailable,
+    ModelUnreachable,
+)
 
 _CONTEXT_HINTS = (
     "context length",
@@ -18,6 +23,12 @@ _CONTEXT_HINTS = (
     "too many tokens",
     "prompt is too long",
     "max_model_len",
+)
+_AUTO_TOOL_HINTS = ("--enable-auto-tool-choice", "auto tool choice", '"auto" tool choice')
+AUTO_TOOL_FIX = (
+    "Restart vLLM with `--enable-auto-tool-choice --tool-call-parser hermes` (or the parser "
+    "that fits the model, e.g. llama3_json, mistral), or run with --call-format text, which "
+    "sends no tools and reads the calls from the text."
 )
 
 
@@ -48,12 +59,35 @@ class ModelRequestError(ModelResponseError):
         text = self.detail.lower()
         return self.status in (400, 413, 422) and any(h in text for h in _CONTEXT_HINTS)
 
+    @property
+    def auto_tool_choice(self) -> bool:
+        """True when the server refuses tools because it was started without a tool parser."""
+        text = self.detail.lower()
+        return self.status == 400 and any(h in text for h in _AUTO_TOOL_HINTS)
+
+
+def is_context_limit(exc: ModelError) -> bool:
+    """True when the server refused a prompt as longer than the model's context."""
+    return isinstance(exc, ModelRequestError) and exc.context_limit
+
+
+def stops_run(exc: ModelError) -> bool:
+    """True for a failure of the server or its setup rather than of one record.
+
+    The server could not be reached or kept failing after every retry, or it refused a request
+    for a reason other than its length (flags, key, model name): each later request would fail
+    the same way, so a stage stops, keeps what is done, and redoes the rest after the fix.
+    """
+    if isinstance(exc, ModelUnavailable):
+        return True
+    return isinstance(exc, ModelRequestError) and not exc.context_limit
+
 
 def request_error(
     url: str, status: int, detail: str, *, model: str, secret: str | None
 ) -> ModelRequestError:
     """The error for a non-retryable 4xx answer."""
-    detail = _error_detail(_redact(detail, secret))
+    detail = _error_detail(redact(detail, secret))
     if status in (401, 403):
         fix = (
             "Set HOPFORGE_API_KEY (or OPENAI_API_KEY) to the key the server expects "
@@ -66,6 +100,9 @@ def request_error(
             "Check that the base URL ends in /v1 and that --teacher-model / "
             f"HOPFORGE_TEACHER_MODEL matches a model listed by GET {url}/models."
         )
+    elif any(h in detail.lower() for h in _AUTO_TOOL_HINTS):
+        what = "refuses requests with tools"
+        fix = AUTO_TOOL_FIX
     else:
         what = "rejected the request"
         fix = (
@@ -89,7 +126,7 @@ def unavailable_error(
     parts = []
     for url in urls:
         f = last[url]
-        detail = _error_detail(_redact(f.detail, secret))
+        detail = _error_detail(redact(f.detail, secret))
         prefix = f"{url}: " if len(urls) > 1 else ""
         parts.append(f"{prefix}{f.problem}" + (f" ({detail})" if detail else ""))
     tries = f"{attempts} {'try' if attempts == 1 else 'tries'}"
@@ -115,7 +152,7 @@ def unavailable_error(
             "HOPFORGE_TEACHER_URL at a running one."
         )
     error = ModelUnreachable if kinds == {"connect"} else ModelUnavailable
-    return error(_redact(f"{head} {fix}", secret))
+    return error(redact(f"{head} {fix}", secret))
 
 
 def _kind(failure: Failure) -> str:
@@ -147,5 +184,5 @@ def _error_detail(body: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def _redact(text: str, secret: str | None) -> str:
+def redact(text: str, secret: str | None) -> str:
     return text.replace(secret, "***") if secret else text

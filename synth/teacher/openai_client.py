@@ -2,11 +2,19 @@
 
 Pooled keep-alive connections (`pools.PoolSet`) serve every call. At most
 `concurrency` requests are in flight in total; each goes to the replica (base URL) with the
-fewest requests in flight, ties taken in turn. Connection errors, timeouts, 429 and 5xx are
-retried with capped, jittered exponential backoff (a `Retry-After` header wins); a failing
-replica is set aside for the backoff time, so the next try goes to another one when there is
-one. Other 4xx answers are not retried. A failure raises a `ModelError` naming the URL and the
-fix; an error text never becomes a `Completion`.
+fewest requests in flight, ties taken in turn; a retry waits for a free slot like any request,
+so retries never put more than `concurrency` requests on the servers.
+
+Completions are streamed by default (`stream: true`, server-sent events): the read timeout then
+bounds the silence between two events, not the whole answer, so a long answer that is still
+coming is never abandoned and sent again. With `stream=False` the whole answer must arrive
+within the read timeout; a request that timed out that way is retried as a stream. A request
+is sent again after a timeout at most `timeout_retries` times.
+
+Connection errors, timeouts, 429 and 5xx are retried with capped, jittered exponential backoff
+(a `Retry-After` header wins); a failing replica is set aside for the backoff time, so the next
+try goes to another one when there is one. Other 4xx answers are not retried. A failure raises a
+`ModelError` naming the URL and the fix; an error text never becomes a `Completion`.
 
 Use it inside one event loop: `async with OpenAIChatModel([...], "MODEL") as model: ...`.
 """
@@ -14,12 +22,13 @@ Use it inside one event loop: `async with OpenAIChatModel([...], "MODEL") as mod
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import random
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Self
+from typing import Any, NoReturn, Self
 
 import httpx
 from hopforge.synth.records import Usage
@@ -32,12 +41,15 @@ from hopforge.synth.teacher.chat import (
 from hopforge.synth.teacher.errors import (
     Failure,
     ModelRequestError,
+    redact,
     request_error,
     unavailable_error,
 )
 from hopforge.synth.teacher.pools import PoolSet
+from hopforge.synth.teacher.recording import Recorder
 from hopforge.synth.teacher.replicas import Replica, ReplicaSet
 from hopforge.synth.teacher.retry import Backoff, is_retryable_status, parse_retry_after
+from hopforge.synth.teacher.stream import StreamAssembler, StreamError
 from hopforge.synth.teacher.wire import (
     STRUCTURED_OUTPUT_MODES,
     StructuredOutput,
@@ -69,6 +81,9 @@ class OpenAIChatModel:
         extra_body: Mapping[str, Any] | None = None,
         seed: int | None = None,
         pool_shard_size: int = 8,
+        stream: bool = True,
+        timeout_retries: int = 1,
+        recorder: Recorder | None = None,
     ) -> None:
         urls = [base_urls] if isinstance(base_urls, str) else list(base_urls)
         urls = [u.strip().rstrip("/") for u in urls if u and u.strip()]
@@ -92,6 +107,8 @@ class OpenAIChatModel:
             raise ValueError(f"concurrency must be >= 1, got {concurrency}")
         if max_retries < 0:
             raise ValueError(f"max_retries must be >= 0, got {max_retries}")
+        if timeout_retries < 0:
+            raise ValueError(f"timeout_retries must be >= 0, got {timeout_retries}")
         if not (connect_timeout > 0 and read_timeout > 0):
             raise ValueError(
                 f"timeouts must be > 0 seconds, got connect={connect_timeout} read={read_timeout}"
@@ -111,7 +128,14 @@ class OpenAIChatModel:
         self.extra_body = dict(extra_body or {})
         self.usage = Usage()
         self.usage_by_stage: dict[str, Usage] = {}
+        self.stream = stream
+        self.timeout_retries = timeout_retries
+        self.recorder = recorder
+        self.requests = 0  # tries sent, retries included
         self.retries = 0
+        self.timeouts = 0  # tries that timed out (no answer, or a silent stream)
+        self.retries_after_timeout = 0  # retries whose previous try timed out
+        self.streamed_chunks = 0
         self.backoff_seconds = 0.0  # time spent waiting before retries
         self._api_key = api_key or None
         self._timeout = httpx.Timeout(
@@ -214,11 +238,37 @@ class OpenAIChatModel:
             raise unavailable_error(failures, attempts=len(failures), secret=self._api_key)
         return served
 
+    async def context_window(self) -> int | None:
+        """The smallest `max_model_len` the replicas report for this model (vLLM does), or None.
+
+        Servers that do not report one, or cannot be asked, give None; requests will still say.
+        """
+        pools = self._connections()
+        limits = []
+        for replica in self.replicas:
+            try:
+                async with pools.client(replica.url) as client:
+                    response = await client.get(f"{replica.url}/models")
+                response.raise_for_status()
+                data = response.json().get("data") or []
+            except (httpx.HTTPError, ValueError, AttributeError):
+                continue
+            for entry in data:
+                if isinstance(entry, dict) and str(entry.get("id")) == self.model:
+                    value = entry.get("max_model_len")
+                    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                        limits.append(value)
+        return min(limits) if limits else None
+
     def stats(self) -> dict[str, Any]:
         """Requests, errors and retries per replica, and the summed usage."""
         return {
             "model": self.model,
+            "stream": self.stream,
+            "requests": self.requests,
             "retries": self.retries,
+            "timeouts": self.timeouts,
+            "retries_after_timeout": self.retries_after_timeout,
             "backoff_seconds": round(self.backoff_seconds, 3),
             "usage": {
                 "prompt_tokens": self.usage.prompt_tokens,
@@ -240,80 +290,171 @@ class OpenAIChatModel:
         assert self._sem is not None
         loop = asyncio.get_running_loop()
         failures: list[Failure] = []
-        for attempt in range(self.max_retries + 1):
+        stream = self.stream
+        timeouts = 0
+        tries = self.max_retries + 1
+        for attempt in range(tries):
             if attempt:
                 self.retries += 1
+                if failures[-1].timeout:
+                    self.retries_after_timeout += 1
             wait = self._replicas.time_until_up(loop.time())
             if wait > 0:
                 wait *= 1 + 0.1 * self._rng.random()  # waiters on one replica wake spread out
                 self.backoff_seconds += wait
                 await asyncio.sleep(wait)
-            async with self._sem:
+            async with self._sem:  # a retry waits for a slot: never more than `concurrency`
                 replica = self._replicas.pick(loop.time())
                 started = loop.time()
                 replica.in_flight += 1
                 replica.requests += 1
+                self.requests += 1
                 try:
-                    return await self._post_once(replica, body)
+                    return await self._post_once(replica, body, stream=stream)
                 except _Retryable as exc:
-                    failures.append(exc.failure)
+                    failure = exc.failure
+                    failures.append(failure)
                     now = loop.time()
-                    self._replicas.set_aside(replica, started, now, exc.failure.retry_after)
+                    self._replicas.set_aside(replica, started, now, failure.retry_after)
                     log.warning(
                         "model server %s: %s (try %d of %d)",
-                        replica.url,
-                        exc.failure.problem,
-                        attempt + 1,
-                        self.max_retries + 1,
+                        replica.url, failure.problem, attempt + 1, tries,
                     )
                 finally:
                     replica.in_flight -= 1
+            if failure.timeout:
+                self.timeouts += 1
+                timeouts += 1
+                if timeouts > self.timeout_retries:
+                    break  # the same request would time out again
+                stream = True  # a whole answer that outlived the timeout is asked for as a stream
         raise unavailable_error(failures, attempts=len(failures), secret=self._api_key)
 
-    async def _post_once(self, replica: Replica, body: dict[str, Any]) -> Completion:
+    async def _post_once(
+        self, replica: Replica, body: dict[str, Any], *, stream: bool
+    ) -> Completion:
         url = f"{replica.url}/chat/completions"
         started = time.perf_counter()
+        if stream:
+            body = {**body, "stream": True, "stream_options": {"include_usage": True}}
         try:
             async with self._connections().client(replica.url) as client:
-                response = await client.post(url, json=body)
+                if stream:
+                    payload = await self._read_stream(client, replica, url, body, started)
+                else:
+                    payload = await self._read_whole(client, replica, url, body, started)
         except httpx.ConnectTimeout:
             problem = f"ConnectTimeout: no connection within {self._timeout.connect:g}s"
+            self._record(body, replica, started, stream, failure=problem)
             raise _Retryable(Failure(url=replica.url, problem=problem)) from None
         except httpx.TimeoutException as exc:
-            problem = f"{type(exc).__name__}: no answer within {self._timeout.read:g}s"
+            what = "silent for" if stream else "no answer within"
+            problem = f"{type(exc).__name__}: {what} {self._timeout.read:g}s"
+            self._record(body, replica, started, stream, failure=problem)
             raise _Retryable(Failure(url=replica.url, problem=problem, timeout=True)) from None
         except httpx.TransportError as exc:  # refused, reset, closed without an answer, ...
+            self._record(body, replica, started, stream, failure=_describe(exc))
             raise _Retryable(Failure(url=replica.url, problem=_describe(exc))) from None
-        if response.status_code != 200:
-            detail = response.text
-            if is_retryable_status(response.status_code):
-                retry_after = parse_retry_after(response.headers.get("retry-after"))
-                raise _Retryable(
-                    Failure(
-                        url=replica.url,
-                        problem=f"HTTP {response.status_code}",
-                        status=response.status_code,
-                        detail=detail,
-                        retry_after=retry_after,
-                    )
-                )
-            raise request_error(
-                replica.url, response.status_code, detail, model=self.model, secret=self._api_key
-            )
-        self._replicas.answered(replica)
-        try:
-            payload = response.json()
-        except ValueError:
-            raise ModelResponseError(
-                f"The model server at {replica.url} answered HTTP 200 with a body that is not "
-                f"JSON ({response.text[:200]!r}). Check that the URL points at an "
-                "OpenAI-compatible /v1 API and not at a proxy or web page."
+        except StreamError as exc:
+            self._record(body, replica, started, stream, failure=str(exc))
+            raise _Retryable(
+                Failure(url=replica.url, problem="error event in the stream", detail=exc.detail)
             ) from None
+        self._replicas.answered(replica)
+        latency = time.perf_counter() - started
+        self._record(body, replica, started, stream, response=payload, status=200)
         return parse_chat_response(
-            payload,
+            payload, url=replica.url, fallback_model=self.model, latency_s=latency
+        )
+
+    async def _read_whole(
+        self,
+        client: httpx.AsyncClient,
+        replica: Replica,
+        url: str,
+        body: dict[str, Any],
+        started: float,
+    ) -> Any:
+        response = await client.post(url, json=body)
+        if response.status_code != 200:
+            self._refuse(replica, body, started, False, response.status_code,
+                         response.text, response.headers)
+        return _json_body(replica.url, response.text)
+
+    async def _read_stream(
+        self,
+        client: httpx.AsyncClient,
+        replica: Replica,
+        url: str,
+        body: dict[str, Any],
+        started: float,
+    ) -> Any:
+        """Read the server-sent events of one request; the read timeout bounds each silence."""
+        async with client.stream("POST", url, json=body) as response:
+            if response.status_code != 200:
+                text = (await response.aread()).decode("utf-8", "replace")
+                self._refuse(replica, body, started, True, response.status_code, text,
+                             response.headers)
+            if "text/event-stream" not in response.headers.get("content-type", ""):
+                # a server that ignores `stream` and sends the whole answer at once
+                return _json_body(replica.url, (await response.aread()).decode("utf-8", "replace"))
+            assembler = StreamAssembler(url=replica.url)
+            async for line in response.aiter_lines():
+                assembler.feed_line(line)
+                if assembler.done:
+                    break
+        if not assembler.done and assembler.finish_reason is None:
+            raise httpx.RemoteProtocolError(
+                f"the stream ended after {assembler.chunks} chunks without [DONE]"
+            )
+        self.streamed_chunks += assembler.chunks
+        return assembler.payload()
+
+    def _refuse(
+        self,
+        replica: Replica,
+        body: dict[str, Any],
+        started: float,
+        stream: bool,
+        status: int,
+        detail: str,
+        headers: httpx.Headers,
+    ) -> NoReturn:
+        """Raise for a non-200 answer: retryable for 408/425/429/5xx, else a request error."""
+        self._record(body, replica, started, stream, status=status, failure=detail[:2000])
+        if is_retryable_status(status):
+            raise _Retryable(
+                Failure(
+                    url=replica.url,
+                    problem=f"HTTP {status}",
+                    status=status,
+                    detail=detail,
+                    retry_after=parse_retry_after(headers.get("retry-after")),
+                )
+            )
+        raise request_error(replica.url, status, detail, model=self.model, secret=self._api_key)
+
+    def _record(
+        self,
+        body: dict[str, Any],
+        replica: Replica,
+        started: float,
+        stream: bool,
+        *,
+        status: int | None = None,
+        response: Any = None,
+        failure: str = "",
+    ) -> None:
+        if self.recorder is None:
+            return
+        self.recorder.write(
+            body,
             url=replica.url,
-            fallback_model=self.model,
+            status=status,
+            stream=stream,
             latency_s=time.perf_counter() - started,
+            response=response if isinstance(response, dict) else None,
+            failure=redact(failure, self._api_key),
         )
 
 
@@ -364,6 +505,17 @@ def _add(usage: Usage, completion: Completion) -> Usage:
         completion_tokens=usage.completion_tokens + completion.completion_tokens,
         seconds=usage.seconds + completion.latency_s,
     )
+
+
+def _json_body(url: str, text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise ModelResponseError(
+            f"The model server at {url} answered HTTP 200 with a body that is not "
+            f"JSON ({text[:200]!r}). Check that the URL points at an "
+            "OpenAI-compatible /v1 API and not at a proxy or web page."
+        ) from None
 
 
 def _describe(exc: BaseException) -> str:

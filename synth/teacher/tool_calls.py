@@ -1,4 +1,6 @@
-"""Parse a teacher turn into one tool call: native `tool_calls`, `<tool_call>` text, fenced JSON.
+"""Parse a teacher turn into one tool call: native `tool_calls`, `<tool_call>` text, fenced JSON,
+or a bare JSON object in the message text (what small models write when the server's tool parser
+finds no tags).
 
 Each format has exactly one parse function, and each raises a `ToolCallParseError` subclass whose
 message is written for the model: it says what was wrong and how to write a valid call.
@@ -16,7 +18,8 @@ from hopforge.synth.records import ToolCall
 from hopforge.synth.teacher.chat import Completion
 from hopforge.synth.teacher.wire import RAW_ARGUMENTS
 
-CallFormat = Literal["native", "tagged", "fenced"]
+CallFormat = Literal["native", "tagged", "fenced", "json"]
+CALL_FORMATS: tuple[str, ...] = ("native", "tagged", "fenced", "json")
 
 _TAG_OPEN = "<tool_call>"
 _TAG_CLOSE = "</tool_call>"
@@ -103,6 +106,61 @@ def parse_fenced_json_call(text: str) -> ParsedCall:
     return ParsedCall(call=call, thought=thought, fmt="fenced", extra_calls=len(matches) - 1)
 
 
+def parse_bare_json_call(text: str) -> ParsedCall:
+    """Read a bare `{"name": ..., "arguments": {...}}` object written in the message text.
+
+    The first JSON object in the text that names a tool is the call; text around it is the
+    thought. Arguments given as a JSON string are decoded, as in the OpenAI wire format.
+    """
+    objects, error = _json_objects(text)
+    calls = [(start, end) for start, end, obj in objects if _names_a_tool(obj)]
+    if not calls:
+        if error is not None:
+            raise MalformedToolCall(
+                f"The tool call is not valid JSON ({error.msg} at position {error.pos}). "
+                f"Write one JSON object like {_EXAMPLE}.",
+                text,
+            )
+        if objects:
+            raise MalformedToolCall(
+                f'The JSON object in the message has no "name" of a tool. Write {_EXAMPLE}.', text
+            )
+        raise NoToolCall(f"The message has no tool call. Write one JSON object like {_EXAMPLE}.", text)
+    start, end = calls[0]
+    call = _call_from_json(text[start:end], text)
+    thought = (text[:start] + text[end:]).strip()
+    return ParsedCall(call=call, thought=thought, fmt="json", extra_calls=len(calls) - 1)
+
+
+def _json_objects(text: str) -> tuple[list[tuple[int, int, Any]], json.JSONDecodeError | None]:
+    """The top-level JSON objects in `text` as (start, end, decoded), left to right, and the
+    decoding error of the first `{` when no object starts there."""
+    decoder = json.JSONDecoder()
+    found: list[tuple[int, int, Any]] = []
+    first_error: json.JSONDecodeError | None = None
+    i = text.find("{")
+    while i != -1:
+        try:
+            obj, end = decoder.raw_decode(text, i)
+        except json.JSONDecodeError as exc:
+            if not found and first_error is None:
+                first_error = exc
+            i = text.find("{", i + 1)
+            continue
+        if isinstance(obj, dict):
+            found.append((i, end, obj))
+        i = text.find("{", end)
+    return found, first_error
+
+
+def _names_a_tool(obj: Any) -> bool:
+    if not isinstance(obj, dict):
+        return False
+    if isinstance(obj.get("function"), dict):
+        return _names_a_tool(obj["function"])
+    return any(isinstance(obj.get(k), str) and obj[k].strip() for k in _NAME_KEYS)
+
+
 def parse_completion(completion: Completion) -> ParsedCall:
     """Dispatch to the parser for the format this completion uses; raises `ToolCallParseError`."""
     text = completion.text or ""
@@ -114,6 +172,10 @@ def parse_completion(completion: Completion) -> ParsedCall:
         )
     if _TAG_OPEN in text:
         parsed = parse_tagged_tool_call(text)
+    elif _fenced_has_object(text):
+        parsed = parse_fenced_json_call(text)
+    elif "{" in text:
+        parsed = parse_bare_json_call(text)
     elif "```" in text:
         parsed = parse_fenced_json_call(text)
     else:
@@ -130,6 +192,10 @@ def parse_completion(completion: Completion) -> ParsedCall:
             extra_calls=parsed.extra_calls,
         )
     return parsed
+
+
+def _fenced_has_object(text: str) -> bool:
+    return any(m.group(1).strip().startswith("{") for m in _FENCED.finditer(text))
 
 
 def _call_from_json(body: str, raw: str) -> ToolCall:

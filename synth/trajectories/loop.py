@@ -1,10 +1,12 @@
 """The agent loop for one trajectory: call the teacher, parse, validate, execute, annotate, stop.
 
-`run_agent` is the coroutine for one (question, sample); `run_trajectories` fans it out. A
-teacher failure (a `ModelError` after the client's retries, or output that never parses) ends the
+`run_agent` is the coroutine for one (question, sample); `run_trajectories` fans it out. Output
+that never parses, or an answer the server could not turn into a completion, ends the
 trajectory with termination `error` and the reason; an error a server sent never becomes an
-assistant message. A server that cannot be reached at all (`ModelUnreachable`) stops the whole
-run instead: finished parts stay, and a rerun continues once the server is up.
+assistant message. A prompt the server refuses as too long ends it as `context_limit`, with a
+forced answer on a compacted prompt. Failures of the server or its setup (unreachable, retries
+exhausted, a refused request) are no result of the question: they stop the whole run instead
+(`stops_run`), finished parts stay, and a rerun after the fix continues with what is left.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from hopforge.corpus.tools import ToolResult, validate_arguments
 from hopforge.synth import prompts
 from hopforge.synth.annotate import Annotator, normalize_call
 from hopforge.synth.records import Checkpoint, Question, ToolCall, Trajectory, Turn, Usage
-from hopforge.synth.teacher.chat import ChatModel, Completion, Message, ModelError, ModelUnreachable
+from hopforge.synth.teacher.chat import ChatModel, Completion, Message, ModelError
+from hopforge.synth.teacher.errors import is_context_limit, stops_run
 from hopforge.synth.teacher.tool_calls import ParsedCall, ToolCallParseError, parse_completion
 from hopforge.synth.teacher.wire import RAW_ARGUMENTS
 from hopforge.synth.trajectories.context import (
@@ -168,9 +171,13 @@ async def run_agent(
         started = time.perf_counter()
         try:
             completion = await complete(messages, tools=None if text_calls else schemas)
-        except ModelUnreachable:
-            raise  # no server at all: stop the run rather than record a failure per question
         except ModelError as exc:
+            if is_context_limit(exc):
+                await _force_answer(run, ctx, complete, answer_schemas, index, text_calls,
+                                    visible, refused=exc)
+                break
+            if stops_run(exc):
+                raise  # the server or its setup failed, not this question: stop the run
             run.stop("error", f"{type(exc).__name__}: {exc}")
             break
         run.add_usage(completion)
@@ -223,7 +230,7 @@ async def run_agent(
             error="" if ok else (problem or text),
         )
         justified, unseen = visible.check(call)
-        turn = dataclasses.replace(turn, justified=justified, unseen=unseen)
+        turn = dataclasses.replace(turn, justified=justified, unseen=unseen, call_format=parsed.fmt)
         visible.see(text)
         run.turns.append(turn)
         if valid and call.name == "answer":
@@ -257,9 +264,13 @@ async def run_agent(
             run.stop("no_progress", f"no new evidence in the last {config.no_progress_turns} turns")
             break
         due = config.checkpoint_every and (index + 1) % config.checkpoint_every == 0
-        if due and not await _checkpoint(run, ctx, complete, index):
-            break
         if due:
+            refused = await _checkpoint(run, ctx, complete, index)
+            if refused is not None:
+                await _force_answer(run, ctx, complete, answer_schemas, index + 1, text_calls,
+                                    visible, refused=refused)
+            if run.termination:
+                break
             run.rendered(ctx)
     else:
         run.stop("max_turns", f"reached max_turns={config.max_turns}")
@@ -284,27 +295,34 @@ async def run_agent(
     )
 
 
-async def _checkpoint(run: _Run, ctx: Context, complete: Any, index: int) -> bool:
-    """Ask the teacher for its state and keep it; False when the teacher failed for good."""
+async def _checkpoint(
+    run: _Run, ctx: Context, complete: Any, index: int
+) -> ModelError | None:
+    """Ask the teacher for its state and keep it; the refusal when the prompt was too long.
+
+    A failure of the teacher for good stops `run` with `error`.
+    """
     extra = {"role": "user", "content": prompts.AGENT_CHECKPOINT}
     try:
         completion = await complete(
             ctx.render(extra=extra), tools=None, response_format=CHECKPOINT_RESPONSE_FORMAT
         )
-    except ModelUnreachable:
-        raise
     except ModelError as exc:
+        if is_context_limit(exc):
+            return exc
+        if stops_run(exc):
+            raise
         run.stop("error", f"checkpoint at turn {index}: {type(exc).__name__}: {exc}")
-        return False
+        return None
     run.add_usage(completion)
     try:
         cp = parse_checkpoint_json(completion.text, index)
     except CheckpointParseError as exc:
         log.debug("checkpoint at turn %d not kept: %s", index, exc)
-        return True
+        return None
     run.checkpoints.append(cp)
     ctx.set_checkpoint(cp)
-    return True
+    return None
 
 
 async def _force_answer(
@@ -315,9 +333,18 @@ async def _force_answer(
     index: int,
     text_calls: bool,
     visible: Visible,
+    *,
+    refused: ModelError | None = None,
 ) -> None:
-    """The context is full: ask once for a final answer on a compacted prompt, then stop."""
-    run.stop("context_limit", f"prompt reached ~{ctx.estimate_tokens()} of {ctx.context_tokens} tokens")
+    """The context is full: ask once for a final answer on a compacted prompt, then stop.
+
+    `refused` is the server's refusal of a prompt as too long, when that is how it showed.
+    """
+    if refused is None:
+        reason = f"prompt reached ~{ctx.estimate_tokens()} of {ctx.context_tokens} tokens"
+    else:
+        reason = f"the server refused a prompt of ~{ctx.estimate_tokens()} tokens as too long"
+    run.stop("context_limit", reason)
     messages = ctx.render(extra={"role": "user", "content": prompts.AGENT_FORCE_ANSWER}, compact=True)
     run.rendered(ctx)
     if ctx.over_budget():
@@ -325,9 +352,9 @@ async def _force_answer(
         return
     try:
         completion = await complete(messages, tools=None if text_calls else answer_schemas)
-    except ModelUnreachable:
-        raise
     except ModelError as exc:
+        if stops_run(exc):
+            raise
         run.reason += f"; the final answer failed: {type(exc).__name__}: {exc}"
         return
     run.add_usage(completion)
@@ -346,6 +373,6 @@ async def _force_answer(
             result=run.final_answer if ok else "", schema_valid=parsed.call.name == "answer",
             args_valid=ok, tokens=completion.completion_tokens, latency_s=completion.latency_s,
             error="" if ok else "the forced final turn did not call answer",
-            justified=justified, unseen=unseen,
+            justified=justified, unseen=unseen, call_format=parsed.fmt,
         )
     )
