@@ -94,6 +94,7 @@ class IndexConfig:
     rrf_k: int = 60
     depth: int = 100
     snippet_chars: int = 240
+    exact_title_first: bool = True  # a query that is a document's title ranks that document first
 
     def __post_init__(self) -> None:
         _check_range("passage_words", self.passage_words, 8, 8192)

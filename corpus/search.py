@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Mapping, Sequence
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -209,7 +210,37 @@ class Searcher:
                 semantic = self._dense_ranked(qvecs, depth)
                 ranked = [self._fuse(self._bm25_ranked(query, depth), sem, k)
                           for query, sem in zip(queries, semantic, strict=True)]
+        if self.config.exact_title_first:
+            ranked = [self._title_first(r, query, k) for r, query in zip(ranked, queries,
+                                                                         strict=True)]
         return [self._hits(r, query) for r, query in zip(ranked, queries, strict=True)]
+
+    def _title_first(self, ranked: Ranked, query: str, k: int) -> Ranked:
+        """`ranked` with the document whose title (or an alias) is the query itself first: a
+        reader who searches a name just read gets that entry, as a site search would."""
+        key = " ".join(query.casefold().split()).strip(" \"'“”‘’")
+        d = self._by_title.get(key)
+        if d is None:
+            return ranked
+        rest = [r for r in ranked if r[0] != d]
+        found = next((r for r in ranked if r[0] == d), None)
+        top = found or (d, ranked[0][1] if ranked else 0.0, self._first_passage[d])
+        return [top, *rest][:k]
+
+    @cached_property
+    def _by_title(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for i, doc in enumerate(self._docs):
+            for name in (doc.title, *doc.aliases):
+                out.setdefault(" ".join(name.casefold().split()), i)
+        return out
+
+    @cached_property
+    def _first_passage(self) -> dict[int, int]:
+        out: dict[int, int] = {}
+        for p, d in enumerate(self._passage_doc.tolist()):
+            out.setdefault(int(d), p)
+        return out
 
 
 def make_snippet(text: str, query_tokens: Sequence[str], tokenizer: Tokenizer, width: int) -> str:

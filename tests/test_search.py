@@ -111,3 +111,25 @@ def test_config_validation_names_field_value_and_range() -> None:
         IndexConfig.from_dict({"k": 3})
     with pytest.raises(HopforgeError, match="empty corpus"):
         Searcher.from_documents([])
+
+
+def test_a_query_that_is_a_title_ranks_that_document_first() -> None:
+    """On the Jargon File, titles that are common words ("program", "mode") lose to documents
+    that use the word often; searched as a name, each comes first, unless the switch is off."""
+    from hopforge.corpus.builtin import load_builtin_documents
+    from hopforge.corpus.index import IndexConfig
+
+    docs = load_builtin_documents()
+    names = ["mode", "program", "feature", "bug", "hacker"]
+    on = Searcher.from_documents(docs, dense=False)
+    off = Searcher.from_documents(docs, dense=False, config=IndexConfig(exact_title_first=False))
+    by_title = {d.title: d.doc_id for d in docs}
+    demoted = 0
+    for name in names:
+        assert on.search(name, k=5, mode="bm25")[0].doc_id == by_title[name]
+        assert on.search(f"“{name.upper()}”", k=5, mode="bm25")[0].doc_id == by_title[name]
+        demoted += off.search(name, k=5, mode="bm25")[0].doc_id != by_title[name]
+        rest = [h.doc_id for h in on.search(name, k=5, mode="bm25")[1:]]
+        assert rest == [h.doc_id for h in off.search(name, k=6, mode="bm25")
+                        if h.doc_id != by_title[name]][:4]
+    assert demoted >= 1, "plain BM25 ranks some of these titles below other documents"

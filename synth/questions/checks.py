@@ -89,7 +89,12 @@ def shortcut(q: Question, graph: CorpusGraph, results: Sequence[tuple[str, list[
 
 
 def _hidden(q: Question) -> list[str]:
+    """The documents the text may not name: all but the named starts; of an aggregation's set
+    only those its answer names (naming another item gives nothing away)."""
     spec = q.spec
+    if spec is not None and spec.family == "aggregation":
+        return list(spec.matching) if spec.operation == "list" else [q.answer_doc] * bool(
+            q.answer_doc)
     named = {s.doc for s in spec.steps if s.relation == "start"} if spec else set()
     return [d for d in q.evidence if d not in named] + ([q.answer_doc] if q.answer_doc else [])
 
