@@ -1,14 +1,12 @@
 """SFT windows: a trajectory cut into the contexts the teacher saw, each short enough to train on.
 
-The agent's context manager (`hopforge.synth.trajectories.context.Context`) decides what the teacher saw: the
-question with the latest checkpoint under it, the turns since that checkpoint (plus the last
-`keep_results` turns before it), and, of those, the last `keep_results` tool results verbatim
-and older ones elided to a pointer. A window replays that manager over the trajectory's turns:
-its row is the prompt the teacher was given for the window's last turn, followed by that turn's
-assistant message. A context epoch (from the start, or from a checkpoint, up to the next
-checkpoint) is one window; an epoch longer than `max_seq_tokens` is cut into several windows
-that each start from the epoch's checkpoint state. Each turn is trained in exactly one window:
-turns carried over from before (context only) have weight 0 there.
+The agent's context manager (`hopforge.synth.trajectories.context.Context`) decides what the
+teacher saw. A window replays that manager over the trajectory's turns, feeding it the turns
+and checkpoints in the order of the run: its row is the prompt the teacher was given for the
+window's last turn, followed by that turn's assistant message. A context epoch (up to a
+checkpoint, or the end) is one window; an epoch longer than `max_seq_tokens` is cut into
+several windows that each start from the epoch's checkpoint state. Each turn is trained in
+exactly one window: turns from before the epoch (context only) have weight 0 there.
 
 Earlier assistant messages of a window see their older results as the window's last prompt
 shows them (elided), not as they were when those turns were written.
@@ -23,11 +21,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from hopforge.corpus.errors import HopforgeError
+from hopforge.corpus.tools import ToolResult
 from hopforge.export.messages import Arguments, call_ids, turn_message_pair, without_tool_schemas
 from hopforge.synth import prompts
 from hopforge.synth.annotate import shown_doc_ids
 from hopforge.synth.records import Checkpoint, Trajectory, Turn
 from hopforge.synth.trajectories.context import Context
+from hopforge.synth.trajectories.loop import _pointer as elided_pointer
 
 Counter = Callable[[Sequence[dict[str, Any]], Sequence[dict[str, Any]]], int]
 CHARS_PER_TOKEN = 4
@@ -123,9 +123,8 @@ def _is_answer(turn: Turn) -> bool:
 def _pointer(turn: Turn) -> str | None:
     if turn.call is None:
         return None  # a correction is never elided
-    ids = shown_doc_ids(turn)
-    shown = f"; it showed {', '.join(ids[:8])}" if ids else ""
-    return prompts.AGENT_ELIDED_RESULT.format(turn=turn.index, shown=shown)
+    result = ToolResult(text=turn.result, ok=not turn.error, doc_ids=shown_doc_ids(turn))
+    return elided_pointer(turn.index, turn.call, result)  # the agent's own wording
 
 
 def _render(traj: Trajectory, question: str, cp: Checkpoint | None, steps: Sequence[_Step],
@@ -138,10 +137,13 @@ def _render(traj: Trajectory, question: str, cp: Checkpoint | None, steps: Seque
         context_tokens=settings.context_tokens,
         reserve_tokens=settings.reserve_tokens,
     )
-    if cp is not None:
-        ctx.set_checkpoint(cp)
+    cps = {c.turn: c for c in traj.checkpoints}
     for s in steps[:-1]:
         ctx.add_step(s.turn, s.assistant, s.result or {}, s.pointer)
+        if s.turn in cps:  # checkpoints come in as they did in the run
+            ctx.set_checkpoint(cps[s.turn])
+    if cp is not None and ctx.checkpoint is None:
+        ctx.set_checkpoint(cp)  # the window starts after the turns that led to it
     extra = {"role": "user", "content": prompts.AGENT_FORCE_ANSWER} if forced else None
     messages = [dict(m) for m in ctx.render(extra=extra, compact=forced)]
     if not messages[0].get("content"):
@@ -164,8 +166,7 @@ def _epochs(traj: Trajectory, steps: list[_Step], keep: int
         if not last and step.turn not in cps:
             continue
         out.append((cp, carried, epoch, last and forced_last))
-        shown = [*carried, *epoch]
-        carried = shown[-keep:] if keep else []
+        carried = [*carried, *epoch]  # earlier turns stay in the prompt until it is full
         cp, epoch = cps.get(step.turn), []
     return out
 
