@@ -194,10 +194,15 @@ class Context:
         first, dropped = (0, 0) if compact else self._left_out  # start where the last one did
         total = head_chars + self._chars - dropped
         droppable = n if compact else self._summarized  # compact: any turn, to fit an answer
-        while first > 0 and self._fits(total + self._shown_chars(first - 1), 5 + 2 * (n - first)):
+        fixed = len(self._head) + (extra is not None)  # messages shown whatever is left out
+
+        while first > 0 and self._fits(total + self._shown_chars(first - 1),
+                                       fixed + 2 * (n - first + 1)):
             first -= 1  # room again (a larger budget, a shorter checkpoint): show it once more
             total += self._shown_chars(first)
-        while first < droppable and not self._fits(total, 3 + 2 * (n - first)):
+        # a compacted prompt is the last chance to answer: leave a margin for the estimate's error
+        margin = max(16, self.context_tokens // 50) if compact else 0
+        while first < droppable and not self._fits(total, fixed + 2 * (n - first), margin):
             total -= self._shown_chars(first)
             first += 1
         if not compact:
@@ -210,9 +215,9 @@ class Context:
         self._first = first
         return messages
 
-    def _fits(self, chars: int, n_messages: int) -> bool:
+    def _fits(self, chars: int, n_messages: int, margin: int = 0) -> bool:
         tokens = int(chars / self.chars_per_token) + MESSAGE_OVERHEAD_TOKENS * n_messages
-        return tokens + self.reserve_tokens <= self.context_tokens
+        return tokens + self.reserve_tokens + margin <= self.context_tokens
 
     def estimate_tokens(self) -> int:
         """Estimated size of the last rendered prompt, in tokens."""
