@@ -14,7 +14,7 @@ from hopforge.synth.trajectories.scripted import ScriptedConfig
 
 from tests.eval_data import aggregation_question
 
-CLEAN = ScriptedConfig(early_answer=0.0, wrong_doc=0.0, dead_end=0.0)
+CLEAN = ScriptedConfig(early_answer=0.0, wrong_doc=0.0)
 TIMEOUTS = {"timeouts": FaultConfig(timeout=0.35, persistent=0.0, timeout_delay_s=0.0)}
 
 
