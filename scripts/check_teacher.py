@@ -54,6 +54,10 @@ stream = {stream}
 [questions]
 n = {questions}
 part_size = {questions}
+# the tiny corpus is too small to blur clue phrases or to hide answers from a top-5 search: a
+# plumbing check; pass --corpus builtin:jargon for questions the default checks would keep
+min_df = {min_df}
+shortcut_rank = {shortcut_rank}
 attempts_per_question = {attempts}
 concurrency = {concurrency}
 max_tokens = 400
@@ -185,6 +189,8 @@ def main(argv: list[str] | None = None) -> int:
     build_dir = args.out / "build"
     build_file.write_text(BUILD_FILE.format(
         corpus=str(Path(args.corpus).resolve()) if ":" not in args.corpus else args.corpus,
+        min_df=1 if Path(args.corpus) == TINY else 20,
+        shortcut_rank=1 if Path(args.corpus) == TINY else 5,
         url=args.url, model=args.model, concurrency=args.concurrency, timeout=args.timeout,
         stream=str(not args.no_stream).lower(), questions=args.questions,
         attempts=args.attempts, samples=args.samples, max_turns=args.max_turns,
