@@ -1,26 +1,18 @@
 """Answer matching as in the SQuAD evaluation script: normalization, exact match and token F1.
 
-`normalize_answer` lowercases, removes punctuation, drops the articles a / an / the and collapses
+`normalize_answer` (hopforge.synth.answers, shared with the question checks so that both judge an
+answer alike) lowercases, removes punctuation, drops the articles a / an / the and collapses
 whitespace. A prediction is scored against the gold answer and every alias; the best match counts.
 """
 
 from __future__ import annotations
 
-import re
-import string
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-_PUNCT = frozenset(string.punctuation) | frozenset("‘’“”–—…«»")
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
+from hopforge.synth.answers import normalize_answer
 
-
-def normalize_answer(text: str) -> str:
-    """Lowercase, strip punctuation and articles, and collapse whitespace (SQuAD rules)."""
-    text = text.lower()
-    text = "".join(" " if ch in _PUNCT else ch for ch in text)
-    text = _ARTICLES.sub(" ", text)
-    return " ".join(text.split())
+__all__ = ["exact_match", "gold_answers", "mentions_answer", "normalize_answer", "token_f1"]
 
 
 def gold_answers(answer: str, aliases: Iterable[str] = ()) -> tuple[str, ...]:
