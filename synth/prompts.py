@@ -86,7 +86,7 @@ AGENT_INVALID_ARGUMENTS = "Error: invalid arguments for {name}: {problem}. Fix t
 
 AGENT_UNKNOWN_TOOL = "Error: there is no tool named {name!r}. Use one of: {names}."
 
-AGENT_ELIDED_RESULT = "[result of turn {turn} elided{shown}; call the tool again to see it]"
+AGENT_ELIDED_RESULT = "[result of turn {turn} elided{shown}; to see it again: {again}]"
 
 AGENT_TOOL_RESPONSE = "<tool_response>\n{result}\n</tool_response>"
 

@@ -203,8 +203,7 @@ def test_checkpoints_are_kept_and_old_results_elided(agent_questions: list, agen
         assert len(verbatim) <= 2
     last_prompt = teacher.calls[-1][0]
     assert "Your checkpoint at turn" in last_prompt[1]["content"]
-    assert any(m["content"].startswith("[result of turn") for messages, _ in teacher.calls
-               for m in messages if m["role"] == "tool")
+    assert any(m["content"].startswith("[result of turn") for m in last_prompt if m["role"] == "tool")
     # the assistant's tool calls and the tool results still pair up by id
     ids = [c["id"] for m in last_prompt if m.get("tool_calls") for c in m["tool_calls"]]
     assert ids == [m["tool_call_id"] for m in last_prompt if m["role"] == "tool"]
@@ -222,10 +221,18 @@ def test_context_renders_budget_and_calibrates() -> None:
     ctx.calibrate(before * 2)
     assert ctx.estimate_tokens() == pytest.approx(before * 2, rel=0.05)
     ctx.set_checkpoint(Checkpoint(turn=2, goal="g", facts=(("f", "d1"),)))
-    messages = ctx.render()
-    assert len(messages) == 4 and "Your checkpoint at turn 2" in messages[1]["content"]
+    messages = ctx.render()  # every turn is still shown while it fits
+    assert len(messages) == 8 and "Your checkpoint at turn 2" in messages[1]["content"]
     assert not ctx.over_budget()
+    shown = set()
+    for budget in range(200, 1000, 5):  # a smaller window leaves out summarized turns, oldest first
+        ctx.context_tokens = budget
+        messages = ctx.render()
+        assert [m["content"][:2] for m in messages[-2:]] == ["a2", "rr"]
+        shown.add(len(messages))
+    assert shown == {4, 6, 8}
     ctx.context_tokens = 150
+    ctx.render()
     assert ctx.over_budget()
 
 
@@ -249,7 +256,7 @@ def test_prompts_render() -> None:
     assert "<tool_call>" in system and '"search"' in system
     assert "{" not in prompts.AGENT_CHECKPOINT_BLOCK.format(
         turn=1, goal="g", facts="- f", open_constraints="- c", queries_tried="q")
-    assert prompts.AGENT_ELIDED_RESULT.format(turn=3, shown="; it showed d1").startswith("[result")
+    assert prompts.AGENT_ELIDED_RESULT.format(turn=3, shown="; it showed d1", again="open()").startswith("[result")
     assert json.loads(prompts.AGENT_CHECKPOINT.split("object: ", 1)[1].split(". Only")[0])
     assert prompts.AGENT_TOOL_RESPONSE.format(result="r") == "<tool_response>\nr\n</tool_response>"
     assert "browse" in prompts.AGENT_UNKNOWN_TOOL.format(name="browse", names="search")

@@ -1,11 +1,11 @@
 """The agent's message history: recent results verbatim, older ones elided, checkpoints, budget.
 
 The rendered context is: the system prompt; the question (with the latest checkpoint under it);
-then the turns since that checkpoint, each assistant message with its result. The last
-`keep_results` tool results are shown verbatim and older ones become a one-line pointer.
-Turns before the latest checkpoint are dropped from the prompt (the checkpoint summarizes
-them; export/windows.py cuts rows at the same places); the full record stays on the
-trajectory. The prompt size is estimated in tokens and calibrated against the server's counts.
+then every turn's assistant message with its result. The last `keep_results` tool results are
+shown verbatim and older ones become a one-line pointer that says how to see them again.
+Only when the prompt would not fit in `context_tokens` are the oldest turns that the latest
+checkpoint summarizes left out, oldest first; the full record stays on the trajectory. The
+prompt size is estimated in tokens and calibrated against the server's counts.
 """
 
 from __future__ import annotations
@@ -182,15 +182,10 @@ class Context:
         return step.pointer_chars if i < self._elided and step.pointer is not None else step.chars
 
     def set_checkpoint(self, cp: Checkpoint) -> None:
-        """Show `cp` under the question and drop the turns it summarizes (keeping the last few)."""
+        """Show `cp` under the question; the turns it covers may be left out once the prompt is full."""
         self.checkpoint = cp
         self._head = self._make_head()
-        drop = max(0, len(self._steps) - self.keep_results)
-        self._chars -= sum(self._shown_chars(i) for i in range(drop))
-        del self._steps[:drop]  # summarized turns are never shown again; the trajectory keeps them
-        del self._flat[: 2 * drop]
-        self._elided = max(0, self._elided - drop)
-        self._summarized, self._left_out = 0, (0, 0)
+        self._summarized = max(0, len(self._steps) - self.keep_results)
 
     def render(self, *, extra: Message | None = None, compact: bool = False) -> list[Message]:
         """Messages for the next call; `compact` keeps only as much of the verbatim tail as fits."""

@@ -114,9 +114,10 @@ def _raw(c: Completion) -> str:
 
 
 def _pointer(turn: int, call: ToolCall, result: ToolResult) -> str:
-    """The line an old result becomes: what it showed (export/windows.py renders it the same)."""
+    """The line an old result becomes: what it showed, and the call that shows it again."""
     shown = f"; it showed {', '.join(result.doc_ids[:8])}" if result.doc_ids else ""
-    return prompts.AGENT_ELIDED_RESULT.format(turn=turn, shown=shown)
+    args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in call.arguments.items())
+    return prompts.AGENT_ELIDED_RESULT.format(turn=turn, shown=shown, again=f"{call.name}({args})")
 
 
 async def run_agent(
