@@ -43,6 +43,20 @@ def calls_range(text: str) -> tuple[int, int]:
     return low, high
 
 
+def ladder_list(text: str) -> tuple[tuple[int, int, int], ...]:
+    """'50-150:4,300-:2' -> ((50, 150, 4), (300, 0, 2)): rungs of min_calls range and count."""
+    rungs = []
+    for item in (t.strip() for t in text.split(",") if t.strip()):
+        calls, sep, count = item.rpartition(":")
+        if not sep or not count.strip().isdigit() or int(count) < 1:
+            raise argparse.ArgumentTypeError(
+                f"ladder rung {item!r} is not A-B:N (e.g. 50-150:4, N accepted questions)")
+        rungs.append((*calls_range(calls), int(count)))
+    if not rungs:
+        raise argparse.ArgumentTypeError(f"expected rungs like 50-150:4,300-:2, got {text!r}")
+    return tuple(rungs)
+
+
 def kind_list(text: str) -> tuple[str, ...]:
     """'chain,comparison' -> ('chain', 'comparison'), checked against the known kinds."""
     from hopforge.synth.records import QUESTION_KINDS as KINDS
@@ -83,6 +97,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--min-calls", type=calls_range, default=(0, 0), metavar="A-B",
                    help="keep only tasks whose fewest tool calls lie in A-B, e.g. 50-120 "
                    "(aggregation ladders); 'A-' has no upper bound")
+    p.add_argument("--ladder", type=ladder_list, default=(), metavar="A-B:N,...",
+                   help="after the -n questions, N more for each min_calls range A-B, e.g. "
+                   "50-150:4,300-900:2 (the long tasks of a build)")
     p.add_argument("--max-probe-pass", type=float, default=None, metavar="R",
                    help="with a model teacher: probe each question closed-book and keep it only "
                    "when at most this share of attempts answer it (e.g. 0.0)")
@@ -105,7 +122,7 @@ def run_command(args: argparse.Namespace) -> int:
     from hopforge.corpus.layout import BuildDir
     from hopforge.flows.run_questions import run_questions_build
     from hopforge.flows.teacher_options import open_teacher
-    from hopforge.synth.questions.config import QuestionConfig
+    from hopforge.synth.questions.config import QuestionConfig, Rung
 
     try:
         config = QuestionConfig(
@@ -117,6 +134,7 @@ def run_command(args: argparse.Namespace) -> int:
             shortcut_rank=args.shortcut_rank,
             min_calls=args.min_calls[0],
             max_calls=args.min_calls[1],
+            ladder=tuple(Rung(min_calls=a, max_calls=b, n=k) for a, b, k in args.ladder),
             closed_book=args.closed_book or args.max_probe_pass is not None,
             **({"max_probe_pass": args.max_probe_pass} if args.max_probe_pass is not None
                else {}),
@@ -138,7 +156,8 @@ def run_command(args: argparse.Namespace) -> int:
         file=sys.stdout,
     )
     if report["run"]["exhausted"]:
-        print(f"warning: {report['accepted']} of {args.n} accepted before the attempts ran out "
-              f"({config.attempts_per_question} per question): widen --kinds, --hops or "
-              "--min-calls, or use a larger corpus", file=sys.stderr)
+        print(f"warning: short of the target: {'; '.join(report['run']['shortfalls'])} "
+              f"accepted before the attempts ran out ({config.attempts_per_question} per "
+              "question): widen --kinds, --hops or --min-calls, or use a larger corpus",
+              file=sys.stderr)
     return 0

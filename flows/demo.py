@@ -31,11 +31,13 @@ max_seq_length = 128
 [questions]
 n = 200                        # accepted questions: chains, comparisons and intersections
 part_size = 50
+# then a few long tasks: aggregations whose fewest tool calls lie in each range
+ladder = [{ min_calls = 50, max_calls = 150, n = 3 }, { min_calls = 100, max_calls = 300, n = 2 }]
 
 [trajectories]
 samples = 4                    # four runs per question, so pair-wise scores have something to rank
 part_questions = 25
-max_turns = 48
+max_turns = 400                # the ladder's tasks need up to 300 calls; the others end early
 # Faulty tools now and then, to show recoveries in the data.
 faults = { empty = 0.04, timeout = 0.02, format = 0.02, partial = 0.02, timeout_delay_s = 0.0 }
 

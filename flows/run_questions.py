@@ -149,65 +149,83 @@ async def _run(
     dups = NearDuplicates(config.near_duplicate)
     accepted = 0
     written = 0
-    exhausted = False
+    shortfalls: list[str] = []
     index = 0
     opened = False
+    stopped = False
     try:
-        while accepted < config.n and not exhausted:
-            target = min(config.part_size, config.n - accepted)
-            if index in done:
-                rows = _read_part(directory, index)
-                meta = _read_meta(directory, index)
-                target = int(meta.get("target", target))
-            else:
-                if stop_after_parts is not None and written >= stop_after_parts:
-                    break
-                if searcher is None:
-                    searcher = load_searcher(build, docs)
-                if teacher is not None and not opened:
-                    opened = True
-                    enter = getattr(teacher, "__aenter__", None)
-                    if enter is not None:
-                        await enter()
-                made = await generate_questions(
-                    docs, searcher, config=config, rng=part_rng(config.seed, index), n=target,
-                    teacher=teacher, accepted_so_far=[q for q in earlier if not q.rejected],
-                    seen_qids=seen, graph=graph, near_duplicates=dups,
-                )
-                rows = [q.to_row() for q in made]
-                atomic_write_text(_meta(directory, index), json.dumps({"target": target}) + "\n")
-                write_part(directory, index, rows)
-                written += 1
-            part = [Question.from_row(r) for r in rows]
-            got = sum(not q.rejected for q in part)
-            earlier.extend(part)
-            seen.update(q.qid for q in part)
-            if index in done:
-                for q in part:
-                    if not q.rejected:
-                        dups.add(q.qid, q.question)
-            accepted += got
-            exhausted = got < target
-            index += 1
-            if progress is not None:
-                progress(min(accepted, config.n), config.n)
+        for rung, (cfg, wanted) in enumerate(config.rounds()):  # the mix, then each ladder rung
+            got_round = 0
+            exhausted = False
+            while got_round < wanted and not exhausted:
+                target = min(cfg.part_size, wanted - got_round)
+                if index in done:
+                    rows = _read_part(directory, index)
+                    meta = _read_meta(directory, index)
+                    if int(meta.get("rung", 0)) != rung:
+                        raise HopforgeError(
+                            f"{directory} part {index} belongs to another rung of the ladder "
+                            "(-n changed after the ladder's parts were written): rerun with the "
+                            "earlier -n, or pass --force to start over")
+                    target = int(meta.get("target", target))
+                else:
+                    if stop_after_parts is not None and written >= stop_after_parts:
+                        stopped = True
+                        break
+                    if searcher is None:
+                        searcher = load_searcher(build, docs)
+                    if teacher is not None and not opened:
+                        opened = True
+                        enter = getattr(teacher, "__aenter__", None)
+                        if enter is not None:
+                            await enter()
+                    made = await generate_questions(
+                        docs, searcher, config=cfg, rng=part_rng(config.seed, index), n=target,
+                        teacher=teacher, accepted_so_far=[q for q in earlier if not q.rejected],
+                        seen_qids=seen, graph=graph, near_duplicates=dups,
+                    )
+                    rows = [q.to_row() for q in made]
+                    atomic_write_text(_meta(directory, index),
+                                      json.dumps({"target": target, "rung": rung}) + "\n")
+                    write_part(directory, index, rows)
+                    written += 1
+                part = [Question.from_row(r) for r in rows]
+                got = sum(not q.rejected for q in part)
+                earlier.extend(part)
+                seen.update(q.qid for q in part)
+                if index in done:
+                    for q in part:
+                        if not q.rejected:
+                            dups.add(q.qid, q.question)
+                accepted += got
+                got_round += got
+                exhausted = got < target
+                index += 1
+                if progress is not None:
+                    progress(min(accepted, config.total), config.total)
+            if stopped:
+                break
+            if exhausted:
+                bounds = f"min_calls {cfg.min_calls}-{cfg.max_calls or 'any'}"
+                shortfalls.append(f"{got_round} of {wanted} ({bounds})")
     finally:
         if opened:
             close = getattr(teacher, "aclose", None)
             if close is not None:
                 await close()
-    if exhausted:
-        log.warning("%d of %d questions accepted: the attempts (attempts_per_question=%d per "
-                    "question) ran out; raise it or widen --kinds, --hops or --min-calls",
-                    accepted, config.n, config.attempts_per_question)
+    if shortfalls:
+        log.warning("questions short of the target: %s; the attempts (attempts_per_question=%d "
+                    "per question) ran out; raise it or widen --kinds, --hops or --min-calls",
+                    "; ".join(shortfalls), config.attempts_per_question)
     report = question_report(read_parts(directory))
     report["run"] = {
         "seconds": round(time.perf_counter() - started, 3),
         "composer": composer,
-        "wanted": config.n,
+        "wanted": config.total,
         "parts_written": written,
         "parts_already_done": len(done),
-        "exhausted": exhausted,
+        "exhausted": bool(shortfalls),
+        "shortfalls": shortfalls,
     }
     write_json(build.reports / "questions.json", report)
     return report
@@ -224,6 +242,18 @@ def _read_meta(directory: Path, index: int) -> dict[str, Any]:
         return {}
     meta: dict[str, Any] = json.loads(path.read_text("utf-8"))
     return meta
+
+
+CALL_BUCKETS = ((9, "<10"), (29, "10-29"), (49, "30-49"), (99, "50-99"), (299, "100-299"),
+                (599, "300-599"))
+
+
+def calls_bucket(calls: int) -> str:
+    """The bucket of a task's min_calls ("<10", "10-29", ..., "600+")."""
+    for upper, name in CALL_BUCKETS:
+        if calls <= upper:
+            return name
+    return "600+"
 
 
 def rank_bucket(rank: int | None) -> str:
@@ -259,6 +289,7 @@ def question_report(rows: Iterable[dict[str, Any]], *, bleu_sample: int = 200) -
         "by_kind": by_kind,
         "hops_accepted": _counts(q.n_hops for q in ok),
         "hops_attempted": _counts(q.n_hops for q in questions),
+        "min_calls_accepted": _counts(calls_bucket(q.min_calls) for q in ok),
         "evidence_docs_accepted": _counts(len(q.evidence) for q in ok),
         "shortcut_rank_all": _counts(rank_bucket(q.checks.shortcut_rank) for q in questions
                                      if q.question),

@@ -1,6 +1,8 @@
 """The question stage on the built-in Jargon File: every property that matters, over a real run."""
 
+import argparse
 import asyncio
+import dataclasses
 import json
 import random
 import re
@@ -14,7 +16,7 @@ from hopforge.corpus.records import Document
 from hopforge.corpus.search import Searcher
 from hopforge.synth import prompts
 from hopforge.synth.questions.checks import probe_queries
-from hopforge.synth.questions.config import QuestionConfig
+from hopforge.synth.questions.config import QuestionConfig, Rung
 from hopforge.synth.questions.graph import CorpusGraph
 from hopforge.synth.questions.model import QUESTION_SCHEMA, QuestionParseError, parse_question_json
 from hopforge.synth.questions.stage import generate_questions, split_reasons
@@ -310,3 +312,39 @@ def test_cli_questions(tmp_path: Path, docs: list[Document], capsys: Any) -> Non
         main(["questions", str(build.root), "--min-calls", "80-20"])
     assert main(["questions", str(tmp_path / "nothing"), "-n", "2"]) == 2
     assert "hopforge ingest" in capsys.readouterr().err
+
+
+def test_ladder_rungs_follow_the_mix_and_resume(tmp_path: Path, docs: list[Document]) -> None:
+    from hopforge.flows.config import parse_config_text
+    from hopforge.flows.run_questions import run_questions_build
+
+    text = ('[build]\nname = "l"\n[corpus]\nsources = ["builtin:jargon"]\n[questions]\nn = 2\n'
+            'part_size = 2\nseed = 4\nladder = [{min_calls = 30, max_calls = 90, n = 2}]\n')
+    config = parse_config_text(text, base_dir=tmp_path, default_name="l", out=tmp_path / "o",
+                               env={}, origin="test").stages["questions"]
+    assert config.ladder == (Rung(min_calls=30, max_calls=90, n=2),) and config.total == 4
+    whole = make_build(tmp_path / "whole", docs)
+    report = run_questions_build(whole, config)
+    assert report["accepted"] == 4 and not report["run"]["shortfalls"]
+    rows = [json.loads(line) for p in sorted(whole.questions.glob("part-*.jsonl"))
+            for line in p.read_text().splitlines()]
+    ok = [r for r in rows if not r["rejected"]]
+    assert all(30 <= r["min_calls"] <= 90 for r in ok[2:])  # the rung's two, after the mix's
+    assert sum(30 <= r["min_calls"] <= 90 for r in ok) >= 2
+    killed = make_build(tmp_path / "killed", docs)
+    run_questions_build(killed, config, stop_after_parts=1)
+    assert run_questions_build(killed, config)["run"]["parts_already_done"] == 1
+    assert part_files(killed) == part_files(whole)
+    with pytest.raises(Exception, match="another rung"):  # a larger mix would misread the rung
+        run_questions_build(whole, dataclasses.replace(config, n=4))
+    with pytest.raises(ValueError, match="below min_calls"):
+        Rung(min_calls=50, max_calls=10)
+
+
+def test_cli_ladder_argument() -> None:
+    from hopforge.flows.commands_questions import ladder_list
+
+    assert ladder_list("50-150:4, 300-:2") == ((50, 150, 4), (300, 0, 2))
+    for bad in ("50-150", "50-150:0", "x:2", "150-50:1"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            ladder_list(bad)

@@ -2,10 +2,28 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from hopforge.synth.questions.families import MAX_DEPTH
 from hopforge.synth.records import QUESTION_KINDS
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Rung:
+    """A rung of a ladder: `n` more accepted questions whose min_calls lies in [min_calls, max_calls]."""
+
+    min_calls: int
+    max_calls: int = 0  # 0: no upper bound
+    n: int = 1
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.n <= 1_000_000 or not 1 <= self.min_calls <= 100_000:
+            raise ValueError(f"ladder rung {self.min_calls}-{self.max_calls} x{self.n}: n and "
+                             "min_calls must be at least 1")
+        if self.max_calls and self.max_calls < self.min_calls:
+            raise ValueError(f"ladder rung max_calls={self.max_calls} is below min_calls="
+                             f"{self.min_calls}: use min_calls <= max_calls (0: no bound)")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -24,6 +42,9 @@ class QuestionConfig:
     year_answer_rate: float = 0.3  # chain: share asking for the year the last document states
     min_calls: int = 0  # keep only tasks whose min_calls lies in [min_calls, max_calls]
     max_calls: int = 0  # 0: no upper bound
+    # after the n questions of the mix, each rung's n tasks of its min_calls range, in order
+    # (TOML: ladder = [{min_calls = 50, max_calls = 150, n = 4}]): the long tasks of a build
+    ladder: tuple[Rung, ...] = ()
     min_items: int = 4  # aggregation: the smallest set
     min_df: int = 20  # a clue phrase occurs in at least this many documents (the blur), so
     # that searching it alone ranks its document among many (keep it well above shortcut_rank)
@@ -43,6 +64,8 @@ class QuestionConfig:
     max_tokens: int = 400
 
     def __post_init__(self) -> None:
+        if self.ladder and not all(isinstance(r, Rung) for r in self.ladder):
+            raise ValueError("QuestionConfig.ladder must hold Rung(min_calls, max_calls, n) items")
         bad = [k for k in self.kinds if k not in QUESTION_KINDS]
         if not self.kinds or bad:
             raise ValueError(f"QuestionConfig.kinds={self.kinds!r}: use one or more of "
@@ -75,3 +98,16 @@ class QuestionConfig:
         if self.search_mode not in ("", "bm25", "dense", "hybrid"):
             raise ValueError(f"QuestionConfig.search_mode={self.search_mode!r}: use bm25, "
                              "dense, hybrid or ''")
+
+    def rounds(self) -> list[tuple[QuestionConfig, int]]:
+        """(settings, accepted questions wanted) of the mix, then of each ladder rung."""
+        base = dataclasses.replace(self, ladder=())
+        return [(base, self.n)] + [
+            (dataclasses.replace(base, min_calls=r.min_calls, max_calls=r.max_calls), r.n)
+            for r in self.ladder
+        ]
+
+    @property
+    def total(self) -> int:
+        """Accepted questions wanted in all: the mix and every rung."""
+        return self.n + sum(r.n for r in self.ladder)
