@@ -151,14 +151,14 @@ def test_scripted_config_is_validated() -> None:
 
 
 def _template_patterns() -> dict[str, re.Pattern[str]]:
-    """voice name -> a regex for a whole thought: a situation line, then note lines."""
+    """voice name -> a regex for a whole thought: note lines, then a situation line."""
 
     def alternation(lines: list[str]) -> str:
         return "|".join(re.sub(r"\\\{\w+\\\}", ".+?", re.escape(x)) for x in lines)
 
     return {v.name: re.compile(
-        f"^(?:{alternation([v.lines[s] for s in SITUATIONS if s != 'first'])})"
-        f"(?: (?:{alternation([v.lines[n] for n in NOTES])}))*$") for v in VOICES}
+        f"^(?:(?:{alternation([v.lines[n] for n in NOTES])}) )*"
+        f"(?:{alternation([v.lines[s] for s in SITUATIONS if s != 'first'])})$") for v in VOICES}
 
 
 def _voice_of(thought: str, patterns: dict[str, re.Pattern[str]]) -> str:

@@ -378,6 +378,9 @@ class Plans:
         items = list({d: (d, n, v) for d, n, v in level if d in wanted}.values())
         values = {s.doc: s.value for s in spec.steps if s.relation == "item"}
         book = self.book
+        if not items:  # the lists did not come through: nothing is known to be missing
+            yield from self.answer("give_up", GIVE_UP)
+            return
         book.total = len(items)
         book.open = ("o_items", {"n": str(len(items)), "pattern": f'"{spec.pattern}"'})
         found: dict[str, int] = {}

@@ -62,6 +62,9 @@ def fault_seen(obs: str, tool: str) -> str:
     return ""
 
 
+FINAL = frozenset({"answer", "early", "not_found", "forced", "give_up"})
+
+
 @dataclass(slots=True)
 class Reader:
     """What one trajectory has read, and the moves that read more."""
@@ -81,8 +84,10 @@ class Reader:
     tried: set[tuple[str, int]] = field(default_factory=set)  # (normalized query, k) searched
 
     def say(self, situation: str, **slots: str) -> str:
-        """A thought: the situation's line, what was just seen, then the state."""
+        """A thought: what was just seen, one thing of the state, then the situation's line."""
         state = list(self.state()) if self.state is not None else []
+        if situation in FINAL:  # an answer leaves nothing open
+            state = [n for n in state if n[0] not in ("todo", "left")]
         rng = self.speaker.rng  # the wording stream: what it mentions, never what it does
         rate = 1.0 if self.speaker.style.voice.name == "house" else 0.6  # the house recaps always
         kept = [rng.choice(state)] if state and rng.random() < rate else []  # one thing it knows

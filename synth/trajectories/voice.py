@@ -9,10 +9,10 @@ each thought, and the query habit for each document, slips into another style wi
 `drift`. A style changes how the teacher words its thoughts and queries; which documents it
 reads, its detours and its reactions to faults stay as they are.
 
-A thought is what the teacher saw, what it knows, what is open, then why it makes this call:
-the line for the situation (SITUATIONS), then note lines (NOTES) built from its state: what
-the last result showed, a fault seen, a branch that failed (back), the facts known, what is
-still open, the tally and the items left.
+A thought is what the teacher saw, what it knows or still has open, then why it makes this
+call: note lines (NOTES) built from its state (what the last result showed, a fault seen, a
+branch that failed (back), the facts known, what is still open, the tally and the items left),
+then the line for the situation (SITUATIONS).
 
     first          how the voice names the first entity before it has read anything ({title})
     search         the first query for a document ({what}: the first entity or a title)
@@ -307,32 +307,32 @@ STORY_NOTES: dict[str, str] = {
     "o_all": "the single entry that contains {phrases}",
 }
 TERSE_NOTES: dict[str, str] = {
-    "hit": "{title}: listed.",
-    "miss": "{title}: absent.",
-    "page": "{title}/{page}: {names}.",
-    "page_none": "{title}/{page}: nothing.",
-    "lines": "{title}: {n}x {pattern}.",
+    "hit": "{title} listed.",
+    "miss": "{title} not listed.",
+    "page": "{title} p{page} names {names}.",
+    "page_none": "{title} p{page}: nothing.",
+    "lines": "{title}: {n} line(s) with {pattern}.",
     "no_lines": "{title}: no {pattern}.",
-    "timeout": "Timeout {seconds} s ({tool}).",
-    "empty": "Empty {tool}.",
-    "cut": "Cut {tool}.",
-    "layout": "Odd {tool} layout.",
-    "known": "Got {known}.",
-    "todo": "Todo {open}.",
-    "tally": "{hits}/{checked}/{total}.",
-    "left": "Rest: {names}.",
-    "value": "{title} {value}.",
-    "back": "Up to {title}.",
-    "f_start": "@{title}",
-    "f_link": "{via}>{title}",
-    "f_phrase": "{via}>{title} {pattern}",
+    "timeout": "{tool} timed out ({seconds} s).",
+    "empty": "{tool} empty.",
+    "cut": "{tool} cut off.",
+    "layout": "{tool} layout changed.",
+    "known": "Known: {known}.",
+    "todo": "Open: {open}.",
+    "tally": "{hits} of {checked} checked match; {total} in all.",
+    "left": "Unchecked: {names}.",
+    "value": "{title}: {value}.",
+    "back": "Back to {title}.",
+    "f_start": "start {title}",
+    "f_link": "{via} links {title}",
+    "f_phrase": "{via} links {title} ({pattern})",
     "f_value": "{title} {value}",
-    "f_all": "{title} all",
+    "f_all": "{title} has every phrase",
     "o_start": "find {title}",
-    "o_link": "{via}>? {pattern}",
-    "o_links2": "{title}>>?",
-    "o_items": "{n} x {pattern}",
-    "o_all": "? {phrases}",
+    "o_link": "{via}'s link with {pattern}",
+    "o_links2": "links of {title}'s links",
+    "o_items": "which of {n} have {pattern}",
+    "o_all": "entry with {phrases}",
 }
 METHODICAL_NOTES: dict[str, str] = {
     "hit": "The result list includes {title}.",
@@ -367,7 +367,7 @@ CURIOUS_NOTES: dict[str, str] = {
     "miss": "Hmm, no sign of {title}.",
     "page": "Bit {page} of {title} talks about {names}.",
     "page_none": "Bit {page} of {title}: nothing useful.",
-    "lines": "Aha, {pattern} turns up {n} time(s) in {title}.",
+    "lines": "Aha, {title} has {pattern} on {n} line(s).",
     "no_lines": "No {pattern} anywhere in {title}, it seems.",
     "timeout": "Ugh, {tool} stalled for {seconds} s.",
     "empty": "Strange, {tool} gave back nothing.",
@@ -436,11 +436,11 @@ class Speaker:
         return self.drift > 0 and self.rng.random() < self.drift
 
     def say(self, situation: str, notes: Sequence[Note] = (), **slots: str) -> str:
-        """The thought for `situation`, then its notes, in one voice (slots: module docstring)."""
+        """The notes, then the line for `situation`, in one voice (slots: module docstring)."""
         voice = self.rng.choice(self._voices) if self._slip() else self.style.voice
         if situation == "search" and "what" not in slots:
             slots["what"] = voice.say("first", **slots)
-        return " ".join([voice.say(situation, **slots), *(voice.say(k, **s) for k, s in notes)])
+        return " ".join([*(voice.say(k, **s) for k, s in notes), voice.say(situation, **slots)])
 
     def habit(self) -> QueryHabit:
         """The query habit for the next document."""
