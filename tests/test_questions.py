@@ -178,6 +178,9 @@ def test_min_calls_ladder_for_aggregation(docs: list[Document], searcher: Search
     for q in accepted:
         assert 50 <= q.min_calls <= 120 and q.spec is not None
         assert q.min_calls > 2 * len(q.spec.items), "a search and a find per item, at least"
+    mixed = [q for q in generate(docs, searcher, graph, seed=5, n=6, min_calls=30, max_calls=90)
+             if not q.rejected]  # every family honours the range, not aggregation alone
+    assert len(mixed) == 6 and all(30 <= q.min_calls <= 90 for q in mixed)
 
 
 def test_reasons_split_at_top_level_commas_only() -> None:

@@ -183,6 +183,8 @@ class Families:
         spec = Spec(family="comparison", start=a, steps=tuple(sides), target=win.doc,
                     operation="later" if later else "earlier")
         calls = comparison_calls(self.g, spec)
+        if not self.fits(calls):
+            return None
         return self._draft("comparison", spec, self.g.title(win.doc),
                            _aliases(self.g, win.doc, win.surface), win.doc, calls, seed)
 
