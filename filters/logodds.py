@@ -126,32 +126,60 @@ def merge_overlapping(phrases: Sequence[str], counts: Mapping[str, int], *,
 
     "as a meticulous research" + "a meticulous research assistant" becomes "as a meticulous
     research assistant" when their counts are within `ratio` of each other. Returns each merged
-    phrase with the n-grams it was made of.
+    phrase with the n-grams it was made of. One merge at a time: the first phrase `a` in sorted
+    order that has a partner, with its first partner `b` in sorted order, at their longest
+    overlap; then again from the start. Partners are looked up by their first k words, so a
+    pass costs the phrases times their lengths, not the phrases squared.
     """
     groups: dict[str, list[str]] = {p: [p] for p in phrases}
     count = {p: counts.get(p, 0) for p in phrases}
-    merged = True
-    while merged:
-        merged = False
-        keys = sorted(groups)
-        for a in keys:
-            ta = a.split()
-            for b in keys:
-                if a == b or a not in groups or b not in groups:
-                    continue
-                tb = b.split()
-                lo, hi = sorted((count[a], count[b]))
-                if hi == 0 or lo < ratio * hi:
-                    continue
-                for k in range(min(len(ta), len(tb)) - 1, min_overlap - 1, -1):
-                    if ta[-k:] == tb[:k]:
-                        new = " ".join(ta + tb[k:])
-                        groups[new] = groups.pop(a) + groups.pop(b)
-                        count[new] = lo
-                        merged = True
-                        break
-                if merged:
-                    break
-            if merged:
+    tokens = {p: tuple(p.split()) for p in phrases}
+    heads: dict[tuple[str, ...], set[str]] = {}  # first k words (k >= min_overlap) -> phrases
+
+    def index(p: str, add: bool) -> None:
+        t = tokens[p]
+        for k in range(min_overlap, len(t)):
+            bucket = heads.setdefault(t[:k], set())
+            if add:
+                bucket.add(p)
+            else:
+                bucket.discard(p)
+
+    def partner(a: str) -> tuple[str, int] | None:
+        ta = tokens[a]
+        best: dict[str, int] = {}  # partner -> its longest overlap with a
+        for k in range(min_overlap, len(ta)):
+            for b in heads.get(ta[-k:], ()):
+                if b != a and k < len(tokens[b]):
+                    lo, hi = sorted((count[a], count[b]))
+                    if hi and lo >= ratio * hi:
+                        best[b] = max(best.get(b, 0), k)
+        if not best:
+            return None
+        b = min(best)
+        return b, best[b]
+
+    for p in groups:
+        index(p, True)
+    keys = sorted(groups)
+    while True:
+        found = None
+        for i in range(len(keys)):
+            hit = partner(keys[i])
+            if hit is not None:
+                found = (i, keys[i], *hit)
                 break
-    return groups
+        if found is None:
+            return groups
+        i, a, b, k = found
+        new = " ".join(tokens[a] + tokens[b][k:])
+        for old in (a, b):
+            index(old, False)
+        parts = groups.pop(a) + groups.pop(b)
+        lo = min(count[a], count[b])
+        if new in groups:
+            index(new, False)
+        groups[new] = parts
+        count[new], tokens[new] = lo, tuple(new.split())
+        index(new, True)
+        keys = sorted(groups)

@@ -63,6 +63,43 @@ def test_overlapping_ngrams_merge_into_a_phrase() -> None:
                                                               "me": 30}) == ["let me search", "me"]
 
 
+def _merge_reference(phrases: list[str], counts: dict[str, int], ratio: float = 0.8,
+                     min_overlap: int = 2) -> dict[str, list[str]]:
+    """The rule of merge_overlapping written plainly: every pair, every overlap, from the start."""
+    groups = {p: [p] for p in phrases}
+    count = {p: counts.get(p, 0) for p in phrases}
+    while True:
+        for a in sorted(groups):
+            for b in sorted(groups):
+                ta, tb = a.split(), b.split()
+                lo, hi = sorted((count[a], count[b]))
+                if a == b or hi == 0 or lo < ratio * hi:
+                    continue
+                k = next((k for k in range(min(len(ta), len(tb)) - 1, min_overlap - 1, -1)
+                          if ta[-k:] == tb[:k]), 0)
+                if k:
+                    new = " ".join(ta + tb[k:])
+                    groups[new] = groups.pop(a) + groups.pop(b)
+                    count[new] = lo
+                    break
+            else:
+                continue
+            break
+        else:
+            return groups
+
+
+def test_merging_matches_the_plain_rule_on_random_ngrams() -> None:
+    rng = random.Random(7)
+    vocab = ["a", "b", "c", "d", "e", "f"]
+    for _ in range(60):
+        grams = {" ".join(rng.choice(vocab) for _ in range(rng.randint(2, 4)))
+                 for _ in range(rng.randint(2, 30))}
+        counts = {g: rng.choice((5, 9, 10, 12, 40)) for g in grams}
+        phrases = sorted(grams, key=lambda g: (-counts[g], g))
+        assert merge_overlapping(phrases, counts) == _merge_reference(phrases, counts)
+
+
 def test_search_habits() -> None:
     q = "Which port city is the birthplace of the cartographer who surveyed Mount Fendle?"
     assert copies_question("port city birthplace cartographer surveyed Mount Fendle", q)
