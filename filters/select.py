@@ -16,7 +16,7 @@ Steps, in order (a trajectory leaves at the first step that drops it):
    excess (see `cap_patterns`), spending at most `pattern_cap_budget` of the trajectories that
    reach this step; a pattern nearly every trajectory carries cannot be brought down by selection
    and stays in the report;
-5. balance: for hop count, question kind and teacher in turn, no value keeps more than
+5. balance: for hop count (chains only), question kind and teacher in turn, no value keeps more than
    ceil(balance_ratio * size of the smallest value with at least
    max(balance_min_group, balance_min_share * trajectories) trajectories), so a rare value (a kind
    the corpus seldom yields) is kept whole without shrinking every other group to its size;
@@ -255,12 +255,14 @@ def cap_weights(
 
 
 def balance(
-    order: Sequence[str], key: Callable[[str], str], name: str, config: FilterConfig
+    order: Sequence[str], key: Callable[[str], str | None], name: str, config: FilterConfig
 ) -> dict[str, str]:
-    """tid -> "balance:NAME=VALUE" for the worst members of over-full groups."""
+    """tid -> "balance:NAME=VALUE" for the worst members of over-full groups (key None: none)."""
     groups: dict[str, list[str]] = defaultdict(list)
     for tid in order:
-        groups[key(tid)].append(tid)
+        value = key(tid)
+        if value is not None:
+            groups[value].append(tid)
     floor = max(config.balance_min_group, config.balance_min_share * len(order))
     sizes = [len(g) for g in groups.values() if len(g) >= floor]
     if config.balance_ratio <= 0 or len(sizes) < 2:
@@ -299,8 +301,11 @@ def select(
     order = sorted((t.tid for t in trajectories if t.tid not in reason),
                    key=lambda tid: (*priority(scores[tid], styles.get(tid)), tid))
     reason.update(cap_patterns(order, styles, config))
-    keys: dict[str, Callable[[str], str]] = {
-        "hops": lambda tid: str(questions[by_tid[tid].qid].n_hops),
+    keys: dict[str, Callable[[str], str | None]] = {
+        # hop count balances chains against chains; other families have no hops (the kind
+        # balances them), and a ladder's long aggregations must not be cut as "hops=0"
+        "hops": lambda tid: (str(questions[by_tid[tid].qid].n_hops)
+                             if questions[by_tid[tid].qid].kind == "chain" else None),
         "kind": lambda tid: questions[by_tid[tid].qid].kind,
         "teacher": lambda tid: by_tid[tid].teacher,
     }

@@ -6,7 +6,9 @@ turns of more than `pattern_cap` of the kept trajectories. For each such pattern
 worst-ranked carrier has the turns that carry it turned into context only (weight 0 in every
 export layout), until the share is at the cap. A trajectory left with no trained turn is dropped
 (`pattern-turns:PATTERN`), at most `pattern_cap_budget` of the kept ones; past that budget such a
-carrier is skipped and the pattern may stay above the cap (the report shows it).
+carrier is skipped and the pattern may stay above the cap (the report shows it). A recovery turn
+(a working call after a fault) is never made context only: a carrier whose recovery carries the
+pattern is skipped the same way.
 """
 
 from __future__ import annotations
@@ -70,6 +72,9 @@ def cap_turns(
                 if pick is None:
                     break
                 tid = pick
+                if any(trajectories[tid].turns[i].label == "recovery" for i in carries(tid, p)):
+                    skipped.add(tid)  # a recovery stays trained: what the data must teach
+                    continue
                 left = set(carried[tid]) - masked[tid] - set(carries(tid, p))
                 if not left and len(dropped) >= allowed:
                     skipped.add(tid)

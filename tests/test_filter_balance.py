@@ -33,3 +33,10 @@ def test_a_rare_value_is_kept_whole_and_does_not_set_the_cap() -> None:
 def test_balancing_off() -> None:
     order, value = _order({"a": 50, "b": 5})
     assert balance(order, value.__getitem__, "k", FilterConfig(balance_ratio=0.0)) == {}
+
+
+def test_values_without_a_key_are_not_balanced() -> None:
+    order = [f"t{i}" for i in range(40)]
+    key = {**{f"t{i}": "2" for i in range(5)}, **{f"t{i}": "3" for i in range(5, 30)}}
+    dropped = balance(order, key.get, "hops", FilterConfig(balance_ratio=2.0, balance_min_share=0.0))
+    assert set(dropped) == {f"t{i}" for i in range(15, 30)}  # ten unkeyed ones never dropped
