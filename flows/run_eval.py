@@ -4,11 +4,18 @@ DIR/summary.json holds `{"eval": {...}, "ladders": [...], "runs": [...]}`, one r
 (budget, fault mix); DIR/report.md the table; DIR/success.png and DIR/onset.png the plots;
 DIR/trajectories/budget-B_faults-F.jsonl the raw trajectories of each cell; DIR/handoffs.jsonl
 the state of every handed-off run; DIR/tasks.jsonl the tasks of each budget.
+
+A finished cell's trajectories are written as soon as it ends, beside a `.cell.json` with the key
+of what made them (teacher, settings, tasks); running the same eval again into the same DIR
+reuses every finished cell with that key, so a dead server or a kill costs only the cell that
+was running.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import hashlib
 import json
 import logging
 import time
@@ -28,6 +35,7 @@ from hopforge.synth.evaluation.presets import EvalInputError
 from hopforge.synth.evaluation.runner import Cell, EvalConfig, run_cells
 from hopforge.synth.evaluation.stops import HANDOFFS, handoff_state
 from hopforge.synth.evaluation.tasks import Ladder, load_tasks, select_ladders
+from hopforge.synth.records import Trajectory
 from hopforge.synth.teacher.chat import ChatModel
 
 log = logging.getLogger(__name__)
@@ -67,11 +75,50 @@ def ladders_for(request: EvalRequest, config: EvalConfig) -> tuple[list[Ladder],
         f"accepted questions of {build.root}, {window}")
 
 
-def _write_cell(out: Path, cell: Cell) -> Path:
-    path = out / "trajectories" / f"budget-{cell.budget}_faults-{cell.faults}.jsonl"
+def _cell_path(out: Path, budget: int, faults: str) -> Path:
+    return out / "trajectories" / f"budget-{budget}_faults-{faults}.jsonl"
+
+
+def cell_key(teacher: str, config: EvalConfig, ladder: Ladder, faults: str) -> str:
+    """What makes a cell's trajectories: the teacher, the settings, the budget, mix and tasks."""
+    settings = {k: v for k, v in dataclasses.asdict(config).items()
+                if k not in ("budgets", "faults", "concurrency")}
+    body = json.dumps({"teacher": teacher, "settings": settings, "budget": ladder.budget,
+                       "faults": faults, "tasks": [q.qid for q in ladder.tasks]},
+                      sort_keys=True, default=str)
+    return hashlib.sha256(body.encode()).hexdigest()[:16]
+
+
+def _write_cell(out: Path, cell: Cell, key: str) -> Path:
+    path = _cell_path(out, cell.budget, cell.faults)
+    path.parent.mkdir(parents=True, exist_ok=True)
     body = "".join(json.dumps(t.to_row(), ensure_ascii=False) + "\n" for t in cell.trajectories)
     atomic_write_bytes(path, body.encode("utf-8"))
+    meta = {"key": key, "seconds": round(cell.seconds, 3),
+            "injected": {tid: [list(i) for i in v] for tid, v in cell.injected.items()}}
+    write_json(path.with_suffix(".cell.json"), meta)  # last: the cell counts as finished
     return path
+
+
+def _finished_cell(out: Path, key: str, ladder: Ladder, faults: str) -> Cell | None:
+    path = _cell_path(out, ladder.budget, faults)
+    meta_path = path.with_suffix(".cell.json")
+    try:
+        meta = json.loads(meta_path.read_text("utf-8"))
+        if meta.get("key") != key:
+            return None
+        runs = tuple(Trajectory.from_row(json.loads(line))
+                     for line in path.read_text("utf-8").splitlines() if line.strip())
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # not finished, or from other settings: run it
+    if {t.qid for t in runs} != {q.qid for q in ladder.tasks}:
+        return None
+    log.info("budget %d, faults %s: reusing the %d trajectories of an earlier run (%s)",
+             ladder.budget, faults, len(runs), path)
+    return Cell(budget=ladder.budget, faults=faults, tasks=ladder.tasks, trajectories=runs,
+                seconds=float(meta.get("seconds", 0.0)),
+                injected={tid: tuple((int(t), str(m)) for t, m in v)
+                          for tid, v in (meta.get("injected") or {}).items()})
 
 
 def run_eval(
@@ -105,11 +152,17 @@ def run_eval(
 
     runs: list[dict[str, Any]] = []
     handoffs: list[dict[str, Any]] = []
+    teacher = model.name if model else "scripted"
+    keys = {(ladder.budget, faults): cell_key(teacher, config, ladder, faults)
+            for ladder in ladders for faults in config.faults}
+
+    def finished(ladder: Ladder, faults: str) -> Cell | None:
+        return _finished_cell(out, keys[ladder.budget, faults], ladder, faults)
 
     def on_cell(cell: Cell) -> None:
         by_qid = {q.qid: q for q in cell.tasks}
         results = [measure(t, by_qid[t.qid], titles) for t in cell.trajectories]
-        _write_cell(out, cell)
+        _write_cell(out, cell, keys[cell.budget, cell.faults])
         for t in cell.trajectories:
             if t.termination in HANDOFFS:
                 handoffs.append({"budget": cell.budget, "faults": cell.faults,
@@ -126,10 +179,10 @@ def run_eval(
         log.info("budget %d, faults %s: %d tasks, success %s, valid calls %s",
                  cell.budget, cell.faults, row["tasks"], row["success"], row["valid_call_rate"])
 
-    asyncio.run(_run(ladders, searcher, model, config, on_result, on_cell))
+    asyncio.run(_run(ladders, searcher, model, config, on_result, on_cell, finished))
     summary = {
         "eval": {
-            "build": str(request.build), "teacher": model.name if model else "scripted",
+            "build": str(request.build), "teacher": teacher,
             "budgets": list(config.budgets), "faults": list(config.faults),
             "injections": [str(i) for i in config.injections], "tasks_source": source,
             "seed": config.seed, "repeat_limit": config.repeat_limit,
@@ -161,12 +214,14 @@ def _range(values: list[int]) -> str:
 
 async def _run(ladders: list[Ladder], searcher: Searcher, model: ChatModel | None,
                config: EvalConfig, on_result: Callable[[Any], None],
-               on_cell: Callable[[Cell], None]) -> None:
+               on_cell: Callable[[Cell], None],
+               finished: Callable[[Ladder, str], Cell | None]) -> None:
     enter = getattr(model, "__aenter__", None)
     if enter is not None:
         await enter()
     try:
-        await run_cells(ladders, searcher, model, config, on_result=on_result, on_cell=on_cell)
+        await run_cells(ladders, searcher, model, config, on_result=on_result, on_cell=on_cell,
+                        finished=finished)
     finally:
         close = getattr(model, "aclose", None)
         if close is not None:

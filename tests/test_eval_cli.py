@@ -92,6 +92,39 @@ def test_model_eval_over_http_with_an_injection(build: Path, tmp_path: Path,
     assert handoff["termination"] == "repetition" and handoff["calls"] >= 4
 
 
+def test_a_rerun_reuses_the_cells_that_finished_before_the_server_died(
+        build: Path, tmp_path: Path, agent_questions: list,
+        openai_server: OpenAITestServer) -> None:
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps(agent_questions[2].to_row()) + "\n")
+    calls = {"n": 0}
+
+    def dies_in_the_second_cell(request: dict[str, Any]) -> Reply:
+        calls["n"] += 1
+        if calls["n"] > 3:  # the first cell took three calls; then the engine is dead
+            return Reply.error(500)
+        return _reader(request)
+
+    openai_server.set_handler(dies_in_the_second_cell)
+    out = tmp_path / "e"
+    base = ["eval", str(build), "--teacher", "openai", "--teacher-url", openai_server.base_url,
+            "--teacher-model", "test-model", "--teacher-retries", "0", "--budgets", "10",
+            "--faults", "none,light", "--tasks", str(tasks), "--out", str(out)]
+    assert main(base) == 2
+    first = out / "trajectories" / "budget-10_faults-none.jsonl"
+    assert first.is_file() and first.with_suffix(".cell.json").is_file()
+    assert not (out / "trajectories" / "budget-10_faults-light.cell.json").exists()
+    openai_server.set_handler(_reader)  # the server is back
+    served = len(openai_server.requests)
+    assert main(base) == 0
+    runs = json.loads((out / "summary.json").read_text())["runs"]
+    assert [(r["faults"], r["success"]) for r in runs] == [("none", 1.0), ("light", 1.0)]
+    asked = openai_server.requests[served:]
+    assert asked and len(asked) <= 6  # only the light cell ran again
+    assert main([*base[:-2], "--seed", "1", "--out", str(out)]) == 0  # other settings: run anew
+    assert len(openai_server.requests) > served + len(asked)
+
+
 def test_a_model_server_that_is_down_stops_with_a_message(build: Path, tmp_path: Path,
                                                           capsys: Any) -> None:
     with socket.socket() as s:
