@@ -113,7 +113,12 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
 def _serve(args: argparse.Namespace, log: Path) -> subprocess.Popen[bytes]:
     cmd = [args.vllm_python, "-m", "vllm.entrypoints.openai.api_server", "--model", args.serve,
            "--served-model-name", args.model, "--host", "127.0.0.1", "--port", str(args.port),
-           "--max-model-len", str(args.max_model_len), *os.environ.get("VLLM_ARGS", "").split()]
+           "--max-model-len", str(args.max_model_len),
+           # one prefill chunk per prompt: with a chunked prefill, vLLM's CPU build rewinds the
+           # per-request sampler (hopforge sends a seed) with a CUDA-only call and the engine dies
+           # ("CPU Generator does not use offset")
+           "--max-num-batched-tokens", str(args.max_model_len),
+           *os.environ.get("VLLM_ARGS", "").split()]
     if not args.no_tool_parser:
         cmd += ["--enable-auto-tool-choice", "--tool-call-parser", "hermes"]
     print(f"starting vLLM: {' '.join(cmd)} (log: {log})", flush=True)
