@@ -103,16 +103,6 @@ def load_build_config(build: BuildDir) -> BuildConfig:
     return load_config(build.config)
 
 
-def stage_is_current(build: BuildDir, stage: str, config: BuildConfig | None = None) -> bool:
-    """True when the stage's done-marker matches its current key."""
-    from hopforge.flows import stages as runners
-
-    config = config or load_build_config(build)
-    key = _current_key(build, stage, config, runners.fingerprint(stage, config))
-    done = read_marker(build, stage, "done")
-    return bool(done and key and done.get("key") == key)
-
-
 def _current_key(build: BuildDir, stage: str, config: BuildConfig, extra: str) -> str:
     i = STAGES.index(stage)
     previous = read_marker(build, STAGES[i - 1], "done") if i else None
