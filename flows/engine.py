@@ -140,7 +140,7 @@ def begin_stage(build_root: str | Path, stage: str) -> StageRun | StageResult:
     start = read_marker(build, stage, "start")
     resume = bool(start and start.get("key") == key and runners.resumable(stage))
     drop_markers(build, stage)
-    if not resume and runners.clears_before_fresh_start(stage):
+    if not resume and runners.resumable(stage):
         reset_outputs(build, stage)
     remove_temporaries(stage_outputs(build, stage))
     write_marker(build, stage, "start", {"stage": stage, "key": key, "config_hash": config_hash})

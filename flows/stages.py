@@ -45,10 +45,7 @@ HEADLINE: dict[str, tuple[str, ...]] = {
 
 
 def resumable(stage: str) -> bool:
-    return stage in RESUMABLE
-
-
-def clears_before_fresh_start(stage: str) -> bool:
+    """True when the stage keeps finished parts on a resume (and is emptied on a fresh start)."""
     return stage in RESUMABLE
 
 
