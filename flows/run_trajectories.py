@@ -100,7 +100,7 @@ def _check_run(directory: Path, run_hash: str, force: bool) -> None:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class _Run:
+class _QuestionParts:
     """A run's accepted questions cut into parts, with the trajectory ids each part holds."""
 
     teacher: str
@@ -129,16 +129,16 @@ def _accepted_cached(build: BuildDir) -> list[Question]:
 
 
 def _prepare(build: BuildDir, config: TrajectoryConfig, teacher: str, *,
-             cached: bool = False) -> _Run:
+             cached: bool = False) -> _QuestionParts:
     questions = _accepted_cached(build) if cached else accepted_questions(build)
     parts = chunk(questions, config.part_questions)
     expected = {i: [trajectory_id(q.qid, s) for q in part for s in range(config.samples)]
                 for i, part in enumerate(parts)}
-    return _Run(teacher=teacher, questions=questions, parts=parts, expected=expected,
-                hash=_run_hash(config, teacher, questions))
+    return _QuestionParts(teacher=teacher, questions=questions, parts=parts, expected=expected,
+                          hash=_run_hash(config, teacher, questions))
 
 
-def _start(build: BuildDir, run: _Run, config: TrajectoryConfig, force: bool) -> None:
+def _start(build: BuildDir, run: _QuestionParts, config: TrajectoryConfig, force: bool) -> None:
     directory = build.trajectories
     directory.mkdir(parents=True, exist_ok=True)
     _check_run(directory, run.hash, force)
@@ -146,7 +146,7 @@ def _start(build: BuildDir, run: _Run, config: TrajectoryConfig, force: bool) ->
                                       "questions": len(run.questions), "samples": config.samples})
 
 
-def _write_report(build: BuildDir, run: _Run, info: dict[str, Any]) -> dict[str, Any]:
+def _write_report(build: BuildDir, run: _QuestionParts, info: dict[str, Any]) -> dict[str, Any]:
     answers = {q.qid: (q.answer, *q.answer_aliases) for q in run.questions}
     report = trajectory_report(read_parts(build.trajectories), answers)
     report["run"] = info
