@@ -30,6 +30,7 @@ from hopforge.flows.sections import (
     table_to_dataclass,
 )
 from hopforge.flows.settings_hash import as_table, digest, shaping_settings
+from hopforge.flows.teacher_options import api_key_from
 
 STAGES: tuple[str, ...] = (
     "ingest", "index", "questions", "trajectories", "score", "filter", "export",
@@ -48,7 +49,6 @@ BUILTIN_SOURCES = ("builtin:jargon",)
 BUILTIN_LICENCE = "public domain (The Jargon File 4.4.7; corpus/data/JARGON-LICENSE.txt)"
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 ENV_KIND, ENV_URL, ENV_MODEL = "HOPFORGE_TEACHER", "HOPFORGE_TEACHER_URL", "HOPFORGE_TEACHER_MODEL"
-ENV_KEYS = ("HOPFORGE_API_KEY", "OPENAI_API_KEY")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -281,7 +281,7 @@ def parse_config(
         stages[stage] = table_to_dataclass(section, table, cls)
     return BuildConfig(build=build, corpus=corpus, teacher=teacher, tools=tools, stages=stages,
                        base_dir=base_dir,
-                       api_key=next((env[k] for k in ENV_KEYS if env.get(k)), ""))
+                       api_key=api_key_from(env))
 
 
 def _check_runner(build: BuildSettings) -> None:

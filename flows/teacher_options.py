@@ -24,11 +24,18 @@ if TYPE_CHECKING:  # httpx is imported only when a model teacher is opened
 
 TEACHERS = ("scripted", "openai")
 ENV_RECORD = "HOPFORGE_TEACHER_RECORD"
+# Where a model server's key is read from, first set one wins; never a flag or a build file.
+API_KEY_ENV = ("HOPFORGE_API_KEY", "OPENAI_API_KEY")
 Teacher = Literal["scripted", "openai"]
 
 
 class TeacherConfigError(HopforgeError):
     """The teacher flags or environment are incomplete or inconsistent."""
+
+
+def api_key_from(env: Mapping[str, str], *, first: Sequence[str] = ()) -> str:
+    """The first non-empty variable of `first`, then of API_KEY_ENV, in `env`; "" if none."""
+    return next((env[k] for k in (*first, *API_KEY_ENV) if env.get(k)), "")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -189,7 +196,7 @@ def resolve_teacher(
     retries = getattr(args, "teacher_retries", 4)
     if retries < 0:
         raise TeacherConfigError(f"--teacher-retries must be >= 0, got {retries}.")
-    api_key = env.get("HOPFORGE_API_KEY") or env.get("OPENAI_API_KEY") or None
+    api_key = api_key_from(env) or None
     return TeacherSettings(
         teacher="openai",
         urls=urls,

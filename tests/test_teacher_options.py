@@ -11,6 +11,7 @@ import pytest
 from hopforge.flows.teacher_options import (
     TeacherConfigError,
     add_teacher_arguments,
+    api_key_from,
     open_teacher,
     resolve_teacher,
     split_urls,
@@ -76,6 +77,22 @@ def test_environment_fills_in_missing_flags() -> None:
         "flag-model",
         "k1",
     )
+
+
+def test_one_order_of_key_variables_for_commands_builds_and_the_judge() -> None:
+    from hopforge.flows.config import parse_config
+    from hopforge.flows.run_filters import JUDGE_KEY_ENV
+
+    env = {"OPENAI_API_KEY": "openai", "HOPFORGE_API_KEY": "hopforge", JUDGE_KEY_ENV: "judge"}
+    assert api_key_from(env) == "hopforge" and api_key_from({"OPENAI_API_KEY": "o"}) == "o"
+    assert api_key_from(env, first=(JUDGE_KEY_ENV,)) == "judge"
+    assert api_key_from({"HOPFORGE_API_KEY": "", JUDGE_KEY_ENV: ""}) == ""
+    flags = parse("--teacher-url", "http://z:3/v1", "--teacher-model", "m")
+    assert resolve_teacher(flags, environ=env).api_key == "hopforge"
+    build = parse_config({"build": {"name": "b"}, "corpus": {"sources": ["builtin:jargon"]}},
+                         base_dir=Path("."),
+                         env=env)
+    assert build.api_key == "hopforge"
 
 
 @pytest.mark.parametrize(
