@@ -34,6 +34,7 @@ from typing import Any
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.layout import BuildDir
 from hopforge.corpus.parts import clear_parts, done_indexes, done_parts, read_parts, write_json
+from hopforge.corpus.records import Document
 from hopforge.corpus.search import Searcher
 from hopforge.flows.trajectory_journal import PartWriter, journal_path, read_journal
 from hopforge.flows.trajectory_report import trajectory_report
@@ -63,14 +64,19 @@ def accepted_questions(build: BuildDir) -> list[Question]:
     return [q for q in questions if not q.rejected]
 
 
-def load_searcher(build: BuildDir) -> Searcher:
-    """The build's index, or an in-memory BM25 index over its corpus when it has none."""
+def load_searcher(build: BuildDir, docs: Sequence[Document] | None = None) -> Searcher:
+    """The build's index, or an in-memory BM25 index over its corpus when it has none.
+
+    `docs`: the build's documents when the caller has read them already.
+    """
     if (build.index / "manifest.json").is_file():
         return Searcher.load(build)
-    from hopforge.corpus.store import read_documents
+    if docs is None:
+        from hopforge.corpus.store import read_documents
 
+        docs = read_documents(build)
     log.warning("no index in %s: searching an in-memory BM25 index of the corpus", build.index)
-    return Searcher.from_documents(read_documents(build), dense=False)
+    return Searcher.from_documents(docs, dense=False)
 
 
 def chunk(questions: Sequence[Question], size: int) -> list[list[Question]]:
