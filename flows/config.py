@@ -17,7 +17,7 @@ import importlib.util
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -30,7 +30,6 @@ from hopforge.flows.sections import (
     table_to_dataclass,
 )
 from hopforge.flows.settings_hash import as_table, digest, shaping_settings
-from hopforge.flows.teacher_options import api_key_from
 
 STAGES: tuple[str, ...] = (
     "ingest", "index", "questions", "trajectories", "score", "filter", "export",
@@ -49,6 +48,13 @@ BUILTIN_SOURCES = ("builtin:jargon",)
 BUILTIN_LICENCE = "public domain (The Jargon File 4.4.7; corpus/data/JARGON-LICENSE.txt)"
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 ENV_KIND, ENV_URL, ENV_MODEL = "HOPFORGE_TEACHER", "HOPFORGE_TEACHER_URL", "HOPFORGE_TEACHER_MODEL"
+# Where a model server's key is read from, first set one wins; never a flag or a build file.
+API_KEY_ENV = ("HOPFORGE_API_KEY", "OPENAI_API_KEY")
+
+
+def api_key_from(env: Mapping[str, str], *, first: Sequence[str] = ()) -> str:
+    """The first non-empty variable of `first`, then of API_KEY_ENV, in `env`; "" if none."""
+    return next((env[k] for k in (*first, *API_KEY_ENV) if env.get(k)), "")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

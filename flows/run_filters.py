@@ -144,7 +144,8 @@ def _run_judge(build: BuildDir, questions: dict[str, Question], trajs: Sequence[
             if judge is not None:
                 return await judge_all(judge, questions, trajs, jconfig, done=done,
                                        on_result=record)
-            from hopforge.flows.teacher_options import ENV_RECORD, api_key_from
+            from hopforge.flows.config import api_key_from
+            from hopforge.flows.teacher_options import ENV_RECORD
             from hopforge.synth.teacher.openai_client import OpenAIChatModel
             from hopforge.synth.teacher.recording import Recorder
 

@@ -103,15 +103,10 @@ def open_teacher(config: BuildConfig) -> Any:
     """The teacher of [teacher]: None for the scripted one, else an OpenAI-compatible client."""
     from hopforge.flows.teacher_options import ENV_RECORD, TeacherSettings, open_settings
 
-    t = config.teacher
-    if t.kind == "scripted":
+    if config.teacher.kind == "scripted":
         return None
-    return open_settings(TeacherSettings(
-        teacher="openai", urls=t.urls, model=t.model, api_key=config.api_key or None,
-        concurrency=t.concurrency, read_timeout=t.read_timeout, max_retries=t.max_retries,
-        structured_output=t.structured_output, stream=t.stream,
-        record=os.environ.get(ENV_RECORD, ""),
-    ))
+    return open_settings(TeacherSettings(config=config.teacher, api_key=config.api_key or None,
+                                         record=os.environ.get(ENV_RECORD, "")))
 
 
 def open_search(config: BuildConfig) -> Any:
