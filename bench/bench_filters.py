@@ -26,16 +26,12 @@ if str(ROOT) not in sys.path:
 
 from hopforge.filters.bradley_terry import fit_bradley_terry, log_likelihood, win_matrix
 from hopforge.filters.combine import score_all
-from hopforge.filters.dedup import (
-    jaccard,
-    near_duplicate_trajectories,
-    render,
-    shingles,
-)
+from hopforge.filters.dedup import near_duplicate_trajectories, render
+from hopforge.filters.logodds import words
 from hopforge.filters.pointwise import ScoreConfig
 from hopforge.filters.report import filter_report
 from hopforge.filters.select import FilterConfig, filter_trajectories
-from hopforge.synth.diversity import self_bleu, tokenize
+from hopforge.synth.diversity import jaccard, self_bleu, shingles, tokenize
 
 from tests.filter_data import population, reference_text
 
@@ -109,7 +105,7 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
     dups, t_mh = _timed(near_duplicate_trajectories, sub, threshold=0.8)
 
     def exact() -> int:
-        sets = [shingles(render(t)) for t in sub]
+        sets = [shingles(words(render(t))) for t in sub]
         return sum(1 for a, b in itertools.combinations(sets, 2) if jaccard(a, b) >= 0.8)
 
     n_exact, t_exact = _timed(exact)

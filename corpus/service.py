@@ -33,7 +33,7 @@ from typing import Any, cast
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.records import Hit
 from hopforge.corpus.search import Searcher
-from hopforge.corpus.tools import ToolBox
+from hopforge.corpus.tools import DEFAULT_K, MAX_K, PAGE_CHARS, ToolBox
 
 log = logging.getLogger(__name__)
 
@@ -115,8 +115,8 @@ class _ThroughBatcher:
 class SearchService:
     """What the routes do, over one searcher and its toolbox (no HTTP in here)."""
 
-    def __init__(self, searcher: Searcher, *, mode: str = "", page_chars: int = 1200,
-                 default_k: int = 5, max_k: int = 20) -> None:
+    def __init__(self, searcher: Searcher, *, mode: str = "", page_chars: int = PAGE_CHARS,
+                 default_k: int = DEFAULT_K, max_k: int = MAX_K) -> None:
         self.searcher = searcher
         self.mode = mode or searcher.default_mode
         self._batcher = _Batcher(searcher)

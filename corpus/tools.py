@@ -18,6 +18,10 @@ from hopforge.corpus.search import Searcher
 
 MAX_FIND_LINES = 20
 FIND_CONTEXT_CHARS = 160
+# The toolbox's defaults, which every stage runs with (no build-file key changes them).
+PAGE_CHARS = 1200
+DEFAULT_K, MAX_K = 5, 20
+SEARCH_MODE = "hybrid"
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +46,7 @@ def _function(name: str, description: str, properties: dict[str, Any],
                        "additionalProperties": False}}}
 
 
-def search_schema(default_k: int = 5, max_k: int = 20) -> dict[str, Any]:
+def search_schema(default_k: int = DEFAULT_K, max_k: int = MAX_K) -> dict[str, Any]:
     """Schema of `search(query, k)`."""
     return _function(
         "search",
@@ -90,7 +94,7 @@ def answer_schema() -> dict[str, Any]:
         ["text"])
 
 
-def default_schemas(default_k: int = 5, max_k: int = 20) -> list[dict[str, Any]]:
+def default_schemas(default_k: int = DEFAULT_K, max_k: int = MAX_K) -> list[dict[str, Any]]:
     """The four tool schemas in OpenAI function-tool format."""
     return [search_schema(default_k, max_k), open_schema(), find_schema(), answer_schema()]
 
@@ -154,8 +158,8 @@ def paginate(text: str, page_chars: int) -> list[str]:
 class ToolBox:
     """The tools over one `Searcher`: call them by name with a dict of arguments."""
 
-    def __init__(self, searcher: Searcher, *, page_chars: int = 1200, default_k: int = 5,
-                 max_k: int = 20, mode: str = "hybrid") -> None:
+    def __init__(self, searcher: Searcher, *, page_chars: int = PAGE_CHARS,
+                 default_k: int = DEFAULT_K, max_k: int = MAX_K, mode: str = SEARCH_MODE) -> None:
         if page_chars < 100:
             raise HopforgeError(f"page_chars={page_chars} is too small: use at least 100")
         if not 1 <= default_k <= max_k:
@@ -164,6 +168,11 @@ class ToolBox:
         self.page_chars, self.default_k, self.max_k, self.mode = page_chars, default_k, max_k, mode
         self.schemas: list[dict[str, Any]] = default_schemas(default_k, max_k)
         self._pages: dict[str, list[str]] = {}
+
+    def settings(self) -> dict[str, Any]:
+        """How this toolbox pages, searches and caps k (the `tool_settings` of an RL row)."""
+        return {"page_chars": self.page_chars, "default_k": self.default_k, "max_k": self.max_k,
+                "mode": self.mode}
 
     def validate(self, name: str, arguments: Any) -> str:
         """`validate_arguments` against this toolbox's schemas (its max_k)."""

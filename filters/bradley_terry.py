@@ -77,7 +77,3 @@ def fit_bradley_terry(
             break
     return theta - theta.mean()
 
-
-def win_probability(theta_i: float, theta_j: float) -> float:
-    """P(i beats j) under the fitted strengths."""
-    return float(_sigmoid(np.array([theta_i - theta_j]))[0])

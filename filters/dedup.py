@@ -17,6 +17,7 @@ from typing import Protocol
 import numpy as np
 from datasketch import MinHash, MinHashLSH
 from hopforge.filters.logodds import words
+from hopforge.synth.diversity import shingles
 from hopforge.synth.records import Question, Trajectory
 
 log = logging.getLogger(__name__)
@@ -42,21 +43,6 @@ def render(traj: Trajectory) -> str:
     return "\n".join(parts)
 
 
-def shingles(text: str, k: int = 3) -> set[str]:
-    """Word k-grams of `text` (the whole text when it has fewer than k words)."""
-    toks = words(text)
-    if len(toks) < k:
-        return {" ".join(toks)} if toks else set()
-    return {" ".join(toks[i : i + k]) for i in range(len(toks) - k + 1)}
-
-
-def jaccard(a: set[str], b: set[str]) -> float:
-    """Exact Jaccard similarity of two sets (1.0 for two empty sets)."""
-    if not a and not b:
-        return 1.0
-    return len(a & b) / len(a | b)
-
-
 def minhashes(sets: Sequence[set[str]], *, num_perm: int = 128, seed: int = 1) -> list[MinHash]:
     """One MinHash per shingle set."""
     return MinHash.bulk([[s.encode("utf-8") for s in sorted(x)] for x in sets],
@@ -74,7 +60,7 @@ def near_duplicate_trajectories(
     """tid -> tid of the earlier kept trajectory it nearly repeats (estimated Jaccard)."""
     if not 0.0 < threshold <= 1.0:
         raise ValueError(f"MinHash threshold={threshold} must lie in (0, 1]")
-    sets = [shingles(render(t), shingle) for t in trajectories]
+    sets = [shingles(words(render(t)), shingle) for t in trajectories]
     hashes = minhashes(sets, num_perm=num_perm, seed=seed)
     lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
     kept: dict[str, MinHash] = {}

@@ -15,17 +15,8 @@ from typing import Any
 from uuid import UUID
 
 from hopforge.corpus.layout import BuildDir
+from hopforge.flows.registry import stage_spec
 
-# Report files of each stage, by name prefix under BUILD/reports/.
-REPORT_PREFIXES: dict[str, tuple[str, ...]] = {
-    "ingest": ("ingest",),
-    "index": ("index",),
-    "questions": ("questions",),
-    "trajectories": ("trajectories",),
-    "score": ("score", "pairs"),
-    "filter": ("filter",),
-    "export": ("export",),
-}
 REASON_WORDS = ("reason", "reject", "drop", "termination", "fault", "problem")
 MAX_ROWS = 200
 
@@ -42,7 +33,7 @@ def stage_reports(build: BuildDir, stage: str) -> dict[str, Any]:
     if stage == "export":
         paths.append(build.export / "manifest.json")
     for path in paths:
-        if path.stem.startswith(REPORT_PREFIXES[stage]) or path.parent == build.export:
+        if path.stem.startswith(stage_spec(stage).reports) or path.parent == build.export:
             try:
                 out[path.name] = json.loads(path.read_text(encoding="utf-8"))
             except (OSError, json.JSONDecodeError):

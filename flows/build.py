@@ -21,7 +21,7 @@ from typing import Any
 
 from hopforge.corpus.errors import HopforgeError
 from hopforge.flows.artifacts import ProgressArtifact, artifact_key, publish_stage
-from hopforge.flows.config import STAGES, BuildConfig, BuildSettings, load_config, today_utc
+from hopforge.flows.config import BuildConfig, BuildSettings, load_config, today_utc
 from hopforge.flows.engine import (
     StageResult,
     TerminalProgress,
@@ -31,6 +31,7 @@ from hopforge.flows.engine import (
     run_stage_in_parts,
     run_stage_part,
 )
+from hopforge.flows.registry import STAGES, stage_spec
 from hopforge.flows.state import build_lock
 from hopforge.flows.summary import summary_markdown
 from prefect import flow, task
@@ -42,18 +43,12 @@ from prefect.task_runners import TaskRunner
 log = logging.getLogger(__name__)
 
 FLOW_NAME = "hopforge-build"
-# Stages that only use the CPU: these go to the Dask or Ray runner when one is configured.
-CPU_STAGES = frozenset({"ingest", "index", "score", "filter", "export"})
-# Stages spread over the Dask or Ray runner's workers, one task per part.
-PART_STAGES = frozenset({"trajectories"})
-# Stages long enough to deserve a progress artifact.
-PROGRESS_STAGES = frozenset({"questions", "trajectories"})
 Progress = Callable[[int, int], None] | None
 
 
 def _with_progress(stage: str, build_name: str,
                    run: Callable[[Progress], StageResult]) -> dict[str, Any]:
-    if stage not in PROGRESS_STAGES:
+    if not stage_spec(stage).progress:
         return run(None).to_row()
     artifact = ProgressArtifact(build_name, stage)
     bar = TerminalProgress(stage)
@@ -86,7 +81,7 @@ part_task = task(name="part", cache_policy=NO_CACHE, persist_result=False)(_part
 
 def _parted_stage(runner: TaskRunner[Any], build_root: str, stage: str,
                   build_name: str) -> dict[str, Any]:
-    """A stage in PART_STAGES: planned and finished in the flow, one task per part on `runner`.
+    """A parted stage: planned and finished in the flow, one task per part on `runner`.
 
     The part tasks are submitted from the flow itself: Prefect cannot send a task run's
     context to Dask, so a stage task could not submit them.
@@ -191,9 +186,10 @@ def _build(cfg: BuildConfig, today: str, from_stage: str | None, force: list[str
         for stage in STAGES:
             params = {"build_root": str(build.root), "stage": stage, "build_name": cfg.name}
             stage_run = stage_task.with_options(task_run_name=stage)
-            if runner is not None and stage in CPU_STAGES:
+            spec = stage_spec(stage)
+            if runner is not None and spec.cpu:
                 row = runner.submit(stage_run, params).result()
-            elif runner is not None and stage in PART_STAGES:
+            elif runner is not None and spec.parted:
                 row = _parted_stage(runner, **params)
             else:
                 row = stage_run(**params)

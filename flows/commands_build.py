@@ -9,7 +9,7 @@ import sys
 import time
 from typing import Any
 
-from hopforge.flows.config import STAGES
+from hopforge.flows.registry import STAGES
 
 log = logging.getLogger(__name__)
 

@@ -17,11 +17,12 @@ import importlib.util
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from hopforge.flows.registry import STAGES, configured, stage_spec
 from hopforge.flows.sections import (
     ConfigError,
     check_keys,
@@ -31,24 +32,18 @@ from hopforge.flows.sections import (
 )
 from hopforge.flows.settings_hash import as_table, digest, shaping_settings
 
-STAGES: tuple[str, ...] = (
-    "ingest", "index", "questions", "trajectories", "score", "filter", "export",
-)
-# The table of each stage and where its config dataclass lives (module, class name).
-STAGE_SECTIONS: dict[str, tuple[str, str, str]] = {
-    "index": ("index", "hopforge.corpus.index", "IndexConfig"),
-    "questions": ("questions", "hopforge.synth.questions.config", "QuestionConfig"),
-    "trajectories": ("trajectories", "hopforge.synth.trajectories.stage", "TrajectoryConfig"),
-    "score": ("score", "hopforge.filters.pointwise", "ScoreConfig"),
-    "filter": ("filter", "hopforge.filters.select", "FilterConfig"),
-    "export": ("export", "hopforge.export.records", "ExportConfig"),
-}
 BUILTIN_PREFIX = "builtin:"
 BUILTIN_SOURCES = ("builtin:jargon",)
 BUILTIN_LICENCE = "public domain (The Jargon File 4.4.7; corpus/data/JARGON-LICENSE.txt)"
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 ENV_KIND, ENV_URL, ENV_MODEL = "HOPFORGE_TEACHER", "HOPFORGE_TEACHER_URL", "HOPFORGE_TEACHER_MODEL"
-ENV_KEYS = ("HOPFORGE_API_KEY", "OPENAI_API_KEY")
+# Where a model server's key is read from, first set one wins; never a flag or a build file.
+API_KEY_ENV = ("HOPFORGE_API_KEY", "OPENAI_API_KEY")
+
+
+def api_key_from(env: Mapping[str, str], *, first: Sequence[str] = ()) -> str:
+    """The first non-empty variable of `first`, then of API_KEY_ENV, in `env`; "" if none."""
+    return next((env[k] for k in (*first, *API_KEY_ENV) if env.get(k)), "")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -173,9 +168,9 @@ class BuildConfig:
             "teacher": dataclass_to_table(self.teacher),
             "tools": dataclass_to_table(self.tools),
         }
-        for stage, (section, _, _) in STAGE_SECTIONS.items():
-            if self.stages.get(stage) is not None:
-                doc[section] = as_table(self.stages[stage])
+        for spec in configured():
+            if self.stages.get(spec.name) is not None:
+                doc[spec.section] = as_table(self.stages[spec.name])
         return doc
 
     def stage_hashes(self) -> dict[str, str]:
@@ -186,12 +181,14 @@ class BuildConfig:
             "ingest": {"corpus": {k: v for k, v in tables["corpus"].items()
                                   if k not in ("strict", "licence")}},
         }
-        for stage, (section, _, _) in STAGE_SECTIONS.items():
-            obj = self.stages.get(stage)
-            parts[stage] = {section: shaping_settings(stage, obj) if obj is not None else {},
-                            "seed": self.build.seed}
-        for stage in ("questions", "trajectories"):
-            parts[stage]["teacher"] = teacher
+        for spec in configured():
+            obj = self.stages.get(spec.name)
+            parts[spec.name] = {
+                spec.section: shaping_settings(spec.name, obj) if obj is not None else {},
+                "seed": self.build.seed,
+            }
+            if spec.teacher:
+                parts[spec.name]["teacher"] = teacher
         parts["export"]["licence"] = self.corpus.licence  # it goes into the dataset card
         return {stage: digest(parts[stage]) for stage in STAGES}
 
@@ -217,7 +214,7 @@ def today_utc() -> str:
 
 def stage_config_class(stage: str) -> type:
     """The config dataclass of `stage`, imported when first needed."""
-    _, module, name = STAGE_SECTIONS[stage]
+    module, name = stage_spec(stage).config_class
     try:
         return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
     except (ImportError, AttributeError) as exc:
@@ -237,7 +234,7 @@ def parse_config(
 ) -> BuildConfig:
     """Validate a parsed build file; `env` supplies teacher URL/model/key when the file has none."""
     env = os.environ if env is None else env
-    allowed = ["build", "corpus", "teacher", "tools", *(s for s, _, _ in STAGE_SECTIONS.values()),
+    allowed = ["build", "corpus", "teacher", "tools", *(s.section for s in configured()),
                "meta"]  # [meta]: hashes hopforge writes into a frozen copy; ignored here
     check_keys("", doc, allowed)
     build_table = dict(doc.get("build", {}))
@@ -267,7 +264,8 @@ def parse_config(
         )
     tools = table_to_dataclass("tools", doc.get("tools", {}), ToolsSettings)
     stages: dict[str, Any] = {}
-    for stage, (section, _, _) in STAGE_SECTIONS.items():
+    for spec in configured():
+        stage, section = spec.name, spec.section
         table = dict(doc.get(section, {}))
         try:
             cls = stage_config_class(stage)
@@ -281,7 +279,7 @@ def parse_config(
         stages[stage] = table_to_dataclass(section, table, cls)
     return BuildConfig(build=build, corpus=corpus, teacher=teacher, tools=tools, stages=stages,
                        base_dir=base_dir,
-                       api_key=next((env[k] for k in ENV_KEYS if env.get(k)), ""))
+                       api_key=api_key_from(env))
 
 
 def _check_runner(build: BuildSettings) -> None:

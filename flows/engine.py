@@ -19,7 +19,8 @@ from typing import Any
 
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.layout import BuildDir
-from hopforge.flows.config import STAGES, BuildConfig, load_config, read_frozen_hash, today_utc
+from hopforge.flows.config import BuildConfig, load_config, read_frozen_hash, today_utc
+from hopforge.flows.registry import STAGES, stage_spec
 from hopforge.flows.state import (
     LOCK,
     build_lock,
@@ -103,16 +104,6 @@ def load_build_config(build: BuildDir) -> BuildConfig:
     return load_config(build.config)
 
 
-def stage_is_current(build: BuildDir, stage: str, config: BuildConfig | None = None) -> bool:
-    """True when the stage's done-marker matches its current key."""
-    from hopforge.flows import stages as runners
-
-    config = config or load_build_config(build)
-    key = _current_key(build, stage, config, runners.fingerprint(stage, config))
-    done = read_marker(build, stage, "done")
-    return bool(done and key and done.get("key") == key)
-
-
 def _current_key(build: BuildDir, stage: str, config: BuildConfig, extra: str) -> str:
     i = STAGES.index(stage)
     previous = read_marker(build, STAGES[i - 1], "done") if i else None
@@ -148,9 +139,9 @@ def begin_stage(build_root: str | Path, stage: str) -> StageRun | StageResult:
         log.info("%s: done already, skipped", stage)
         return StageResult(stage=stage, status="skipped", stats=done.get("stats", {}))
     start = read_marker(build, stage, "start")
-    resume = bool(start and start.get("key") == key and runners.resumable(stage))
+    resume = bool(start and start.get("key") == key and stage_spec(stage).resumable)
     drop_markers(build, stage)
-    if not resume and runners.clears_before_fresh_start(stage):
+    if not resume and stage_spec(stage).resumable:
         reset_outputs(build, stage)
     remove_temporaries(stage_outputs(build, stage))
     write_marker(build, stage, "start", {"stage": stage, "key": key, "config_hash": config_hash})
@@ -205,7 +196,7 @@ def run_stage_in_parts(
     """
     from hopforge.flows import stages as runners
 
-    if not runners.parted(stage):
+    if not stage_spec(stage).parted:
         raise ValueError(f"stage {stage!r} does not run in parts")
     begun = begin_stage(build_root, stage)
     if isinstance(begun, StageResult):

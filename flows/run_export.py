@@ -19,6 +19,7 @@ from typing import Any
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.layout import BuildDir
 from hopforge.corpus.parts import atomic_write_text, done_parts, read_parts, write_json
+from hopforge.corpus.tools import DEFAULT_K, MAX_K, PAGE_CHARS, SEARCH_MODE
 from hopforge.export.card import corpus_licences, plot_distributions, render_card
 from hopforge.export.decontam import load_eval_sets
 from hopforge.export.manifest import (
@@ -52,7 +53,6 @@ from hopforge.synth.records import Question, Trajectory
 from hopforge.synth.trajectories.loop import system_prompt
 
 log = logging.getLogger(__name__)
-TOOL_DEFAULTS: dict[str, Any] = {"page_chars": 1200, "default_k": 5, "max_k": 20, "mode": "hybrid"}
 
 
 def read_inputs(build: BuildDir) -> BuildInputs:
@@ -73,17 +73,14 @@ def read_inputs(build: BuildDir) -> BuildInputs:
     )
 
 
-def tool_settings(build_config: dict[str, Any], fingerprint: str | None) -> dict[str, Any]:
-    """The tool settings trajectories ran with (from build.toml when it has them; else defaults)."""
-    settings = dict(TOOL_DEFAULTS)
-    for table in ("trajectories", "toolbox", "tools"):
-        section = build_config.get(table)
-        if isinstance(section, dict):
-            settings.update(
-                {k: type(TOOL_DEFAULTS[k])(section[k]) for k in TOOL_DEFAULTS if k in section}
-            )
-    settings["corpus_fingerprint"] = fingerprint or ""
-    return settings
+def tool_settings(fingerprint: str | None) -> dict[str, Any]:
+    """The settings of the toolbox trajectories ran with, and the corpus it searched.
+
+    No build-file table changes the toolbox (`[tools]` only says where it runs), so these are
+    the defaults of `hopforge.corpus.tools`.
+    """
+    return {"page_chars": PAGE_CHARS, "default_k": DEFAULT_K, "max_k": MAX_K,
+            "mode": SEARCH_MODE, "corpus_fingerprint": fingerprint or ""}
 
 
 def window_settings(build_config: dict[str, Any], config: ExportConfig) -> WindowSettings:
@@ -187,7 +184,7 @@ def export_build(build: BuildDir | str | Path, config: ExportConfig | None = Non
     eval_items = load_eval_sets(config.decontaminate)
     build_config = read_build_config(build)
     fingerprint = corpus_fingerprint(build)
-    settings = tool_settings(build_config, fingerprint)
+    settings = tool_settings(fingerprint)
     tools, tools_source = resolve_tools(
         config.tools,
         [t.system_prompt for t in inputs.trajectories],

@@ -38,7 +38,7 @@ from hopforge.synth.teacher.chat import ChatModel
 log = logging.getLogger(__name__)
 MANIFEST = "manifest.json"
 JUDGE_CACHE = "judge-cache.jsonl"
-KEY_ENV = ("HOPFORGE_JUDGE_API_KEY", "HOPFORGE_API_KEY", "OPENAI_API_KEY")
+JUDGE_KEY_ENV = "HOPFORGE_JUDGE_API_KEY"  # before the teacher's key variables
 
 
 def _build(build: BuildDir | str | Path) -> BuildDir:
@@ -144,11 +144,12 @@ def _run_judge(build: BuildDir, questions: dict[str, Question], trajs: Sequence[
             if judge is not None:
                 return await judge_all(judge, questions, trajs, jconfig, done=done,
                                        on_result=record)
+            from hopforge.flows.config import api_key_from
             from hopforge.flows.teacher_options import ENV_RECORD
             from hopforge.synth.teacher.openai_client import OpenAIChatModel
             from hopforge.synth.teacher.recording import Recorder
 
-            key = next((os.environ[k] for k in KEY_ENV if os.environ.get(k)), None)
+            key = api_key_from(os.environ, first=(JUDGE_KEY_ENV,)) or None
             log_path = os.environ.get(ENV_RECORD)
             async with OpenAIChatModel(config.judge_urls, config.judge_model, api_key=key,
                                        concurrency=config.judge_concurrency,

@@ -33,6 +33,7 @@ from hopforge.corpus.parts import (
     write_part,
 )
 from hopforge.corpus.records import Document
+from hopforge.flows.run_trajectories import load_searcher
 from hopforge.synth.diversity import distinct_n, self_bleu
 from hopforge.synth.questions.checks import NearDuplicates, SearchBackend
 from hopforge.synth.questions.config import QuestionConfig
@@ -86,16 +87,6 @@ def load_corpus(build: BuildDir) -> list[Document]:
     if not docs:
         raise HopforgeError(f"the corpus in {build.corpus} is empty: ingest some documents first")
     return docs
-
-
-def load_searcher(build: BuildDir, docs: list[Document]) -> SearchBackend:
-    """The build's index, or an in-memory BM25 index of `docs` when the build has none."""
-    from hopforge.corpus.search import Searcher
-
-    if (build.index / "manifest.json").is_file():
-        return Searcher.load(build)
-    log.warning("no index in %s: searching an in-memory BM25 index of the corpus", build.index)
-    return Searcher.from_documents(docs, dense=False)
 
 
 def _corpus_key(build: BuildDir, docs: list[Document]) -> str:

@@ -34,6 +34,7 @@ from typing import Any
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.layout import BuildDir
 from hopforge.corpus.parts import clear_parts, done_indexes, done_parts, read_parts, write_json
+from hopforge.corpus.records import Document
 from hopforge.corpus.search import Searcher
 from hopforge.flows.trajectory_journal import PartWriter, journal_path, read_journal
 from hopforge.flows.trajectory_report import trajectory_report
@@ -63,14 +64,19 @@ def accepted_questions(build: BuildDir) -> list[Question]:
     return [q for q in questions if not q.rejected]
 
 
-def load_searcher(build: BuildDir) -> Searcher:
-    """The build's index, or an in-memory BM25 index over its corpus when it has none."""
+def load_searcher(build: BuildDir, docs: Sequence[Document] | None = None) -> Searcher:
+    """The build's index, or an in-memory BM25 index over its corpus when it has none.
+
+    `docs`: the build's documents when the caller has read them already.
+    """
     if (build.index / "manifest.json").is_file():
         return Searcher.load(build)
-    from hopforge.corpus.store import read_documents
+    if docs is None:
+        from hopforge.corpus.store import read_documents
 
+        docs = read_documents(build)
     log.warning("no index in %s: searching an in-memory BM25 index of the corpus", build.index)
-    return Searcher.from_documents(read_documents(build), dense=False)
+    return Searcher.from_documents(docs, dense=False)
 
 
 def chunk(questions: Sequence[Question], size: int) -> list[list[Question]]:
@@ -100,7 +106,7 @@ def _check_run(directory: Path, run_hash: str, force: bool) -> None:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class _Run:
+class _QuestionParts:
     """A run's accepted questions cut into parts, with the trajectory ids each part holds."""
 
     teacher: str
@@ -129,16 +135,16 @@ def _accepted_cached(build: BuildDir) -> list[Question]:
 
 
 def _prepare(build: BuildDir, config: TrajectoryConfig, teacher: str, *,
-             cached: bool = False) -> _Run:
+             cached: bool = False) -> _QuestionParts:
     questions = _accepted_cached(build) if cached else accepted_questions(build)
     parts = chunk(questions, config.part_questions)
     expected = {i: [trajectory_id(q.qid, s) for q in part for s in range(config.samples)]
                 for i, part in enumerate(parts)}
-    return _Run(teacher=teacher, questions=questions, parts=parts, expected=expected,
-                hash=_run_hash(config, teacher, questions))
+    return _QuestionParts(teacher=teacher, questions=questions, parts=parts, expected=expected,
+                          hash=_run_hash(config, teacher, questions))
 
 
-def _start(build: BuildDir, run: _Run, config: TrajectoryConfig, force: bool) -> None:
+def _start(build: BuildDir, run: _QuestionParts, config: TrajectoryConfig, force: bool) -> None:
     directory = build.trajectories
     directory.mkdir(parents=True, exist_ok=True)
     _check_run(directory, run.hash, force)
@@ -146,7 +152,7 @@ def _start(build: BuildDir, run: _Run, config: TrajectoryConfig, force: bool) ->
                                       "questions": len(run.questions), "samples": config.samples})
 
 
-def _write_report(build: BuildDir, run: _Run, info: dict[str, Any]) -> dict[str, Any]:
+def _write_report(build: BuildDir, run: _QuestionParts, info: dict[str, Any]) -> dict[str, Any]:
     answers = {q.qid: (q.answer, *q.answer_aliases) for q in run.questions}
     report = trajectory_report(read_parts(build.trajectories), answers)
     report["run"] = info

@@ -9,15 +9,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from hopforge.flows.registry import stage_spec
 from hopforge.flows.sections import dataclass_to_table
-
-# Settings that change how fast a stage runs or where it sends requests, never what it makes.
-OPERATIONAL_FIELDS: dict[str, frozenset[str]] = {
-    "index": frozenset({"batch_size", "device"}),
-    "questions": frozenset({"concurrency"}),
-    "trajectories": frozenset({"concurrency", "search_batch", "search_wait_s"}),
-    "score": frozenset({"judge_urls", "judge_concurrency"}),
-}
 
 
 def shaping_settings(stage: str, obj: Any) -> dict[str, Any]:
@@ -31,7 +24,7 @@ def shaping_settings(stage: str, obj: Any) -> dict[str, Any]:
         default = as_table(type(obj)())
     except (TypeError, ValueError):
         default = {}
-    skip = OPERATIONAL_FIELDS.get(stage, frozenset())
+    skip = stage_spec(stage).operational
     return _differences({k: v for k, v in table.items() if k not in skip}, default)
 
 

@@ -1,8 +1,8 @@
 """One adapter per stage: call the stage's plain build-directory runner with its config.
 
 The runners live with their stages (corpus/, synth/, filters/, export/ and flows/run_*.py);
-this module only maps a stage name to the call, builds the teacher from [teacher], and says
-which stages keep finished parts when resumed. The trajectories stage can also run part by
+this module holds the adapter each `StageSpec.runner` of hopforge.flows.registry names, and
+builds the teacher from [teacher]. A parted stage (the trajectories) can also run part by
 part (`plan_parts`, `run_part` on any worker, `finish_parts`), for a cluster's task runner.
 """
 
@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.layout import BuildDir
 from hopforge.flows.config import BUILTIN_PREFIX, BuildConfig
+from hopforge.flows.registry import SPECS, stage_spec
 from hopforge.flows.state import source_fingerprint
 
 if TYPE_CHECKING:
@@ -25,36 +26,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None] | None
-# Stages whose runner skips the parts it finished before. Their folder is emptied before a
-# fresh start (new settings or inputs); the other stages replace their output atomically
-# themselves, so a rerun after a crash simply runs them again (and the index keeps its
-# embedding cache across settings changes).
-RESUMABLE = frozenset({"questions", "trajectories"})
-# Stages whose parts can run as separate tasks, each on any worker that mounts the build.
-PARTED = frozenset({"trajectories"})
-# The statistics a stage's done-marker keeps, as dotted paths into the stage's report (the
-# full report stays in BUILD/reports/).
-HEADLINE: dict[str, tuple[str, ...]] = {
-    "ingest": ("documents", "links", "isolated_docs", "total_words", "problems"),
-    "index": ("documents", "passages", "dense.vectors", "dense.embedded", "dense.reused"),
-    "questions": ("accepted", "rejected", "attempted", "acceptance_rate"),
-    "trajectories": ("trajectories", "terminations.answer", "turns.mean", "turns.max"),
-    "score": ("trajectories", "pairs", "correct_share"),
-    "filter": ("trajectories", "kept", "dropped"),
-}
-
-
-def resumable(stage: str) -> bool:
-    return stage in RESUMABLE
-
-
-def clears_before_fresh_start(stage: str) -> bool:
-    return stage in RESUMABLE
-
-
-def parted(stage: str) -> bool:
-    """True when the stage can run part by part (`plan_parts`, `run_part`, `finish_parts`)."""
-    return stage in PARTED
+Runner = Callable[[BuildDir, BuildConfig, Progress], dict[str, Any]]
 
 
 def fingerprint(stage: str, config: BuildConfig) -> str:
@@ -71,7 +43,8 @@ def fingerprint(stage: str, config: BuildConfig) -> str:
 
 def run(stage: str, build: BuildDir, config: BuildConfig, *, progress: Progress = None) -> dict[str, Any]:
     """Run `stage` on `build`; returns the stage's statistics."""
-    return _RUNNERS[stage](build, config, progress)
+    runner: Runner = globals()[stage_spec(stage).runner]
+    return runner(build, config, progress)
 
 
 def _ingest(build: BuildDir, config: BuildConfig, progress: Progress) -> dict[str, Any]:
@@ -106,15 +79,10 @@ def open_teacher(config: BuildConfig) -> Any:
     """The teacher of [teacher]: None for the scripted one, else an OpenAI-compatible client."""
     from hopforge.flows.teacher_options import ENV_RECORD, TeacherSettings, open_settings
 
-    t = config.teacher
-    if t.kind == "scripted":
+    if config.teacher.kind == "scripted":
         return None
-    return open_settings(TeacherSettings(
-        teacher="openai", urls=t.urls, model=t.model, api_key=config.api_key or None,
-        concurrency=t.concurrency, read_timeout=t.read_timeout, max_retries=t.max_retries,
-        structured_output=t.structured_output, stream=t.stream,
-        record=os.environ.get(ENV_RECORD, ""),
-    ))
+    return open_settings(TeacherSettings(config=config.teacher, api_key=config.api_key or None,
+                                         record=os.environ.get(ENV_RECORD, "")))
 
 
 def open_search(config: BuildConfig) -> Any:
@@ -144,8 +112,9 @@ def _trajectories(build: BuildDir, config: BuildConfig, progress: Progress) -> d
 
 
 def _check_parted(stage: str) -> None:
-    if stage not in PARTED:
-        raise ValueError(f"stage {stage!r} does not run in parts; only {', '.join(sorted(PARTED))}")
+    if not stage_spec(stage).parted:
+        names = ", ".join(s.name for s in SPECS if s.parted)
+        raise ValueError(f"stage {stage!r} does not run in parts; only {names}")
 
 
 def plan_parts(stage: str, build: BuildDir, config: BuildConfig) -> PartPlan:
@@ -207,7 +176,7 @@ def _export(build: BuildDir, config: BuildConfig, progress: Progress) -> dict[st
 
 def _headline(stage: str, report: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for path in HEADLINE[stage]:
+    for path in stage_spec(stage).headline:
         value: Any = report
         for key in path.split("."):
             value = value.get(key) if isinstance(value, dict) else None
@@ -215,13 +184,3 @@ def _headline(stage: str, report: dict[str, Any]) -> dict[str, Any]:
             out[path.replace(".", "_")] = value
     return out
 
-
-_RUNNERS: dict[str, Callable[[BuildDir, BuildConfig, Progress], dict[str, Any]]] = {
-    "ingest": _ingest,
-    "index": _index,
-    "questions": _questions,
-    "trajectories": _trajectories,
-    "score": _score,
-    "filter": _filter,
-    "export": _export,
-}

@@ -25,7 +25,7 @@ from typing import Any
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.layout import BuildDir
 from hopforge.corpus.parts import atomic_write_text, write_json
-from hopforge.flows.config import STAGES
+from hopforge.flows.registry import STAGES, stage_spec
 
 log = logging.getLogger(__name__)
 
@@ -42,15 +42,7 @@ class BuildConflict(HopforgeError):
 
 def stage_outputs(build: BuildDir, stage: str) -> list[Path]:
     """The paths a stage writes (removed when the stage starts over)."""
-    return {
-        "ingest": [build.corpus],
-        "index": [build.index],
-        "questions": [build.questions],
-        "trajectories": [build.trajectories],
-        "score": [build.scores, build.pairs],
-        "filter": [build.filtered],
-        "export": [build.export],
-    }[stage]
+    return [getattr(build, name) for name in stage_spec(stage).outputs]
 
 
 def check_stage(name: str, option: str = "--from") -> str:
@@ -204,7 +196,7 @@ def plan_rerun(
 
 
 def _section(stage: str) -> str:
-    return "[corpus]" if stage == "ingest" else f"[{stage}]"
+    return f"[{stage_spec(stage).section}]"
 
 
 def write_frozen_config(build: BuildDir, text: str) -> None:

@@ -14,17 +14,18 @@ import logging
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from hopforge.corpus.errors import HopforgeError
-from hopforge.synth.teacher.wire import STRUCTURED_OUTPUT_MODES, StructuredOutput
+from hopforge.flows.config import ENV_KIND, ENV_MODEL, ENV_URL, TeacherConfig, api_key_from
+from hopforge.synth.teacher.wire import STRUCTURED_OUTPUT_MODES
 
 if TYPE_CHECKING:  # httpx is imported only when a model teacher is opened
     from hopforge.synth.teacher.openai_client import OpenAIChatModel
 
 TEACHERS = ("scripted", "openai")
+_DEFAULT = TeacherConfig()  # the flags' defaults are the [teacher] table's
 ENV_RECORD = "HOPFORGE_TEACHER_RECORD"
-Teacher = Literal["scripted", "openai"]
 
 
 class TeacherConfigError(HopforgeError):
@@ -33,23 +34,16 @@ class TeacherConfigError(HopforgeError):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TeacherSettings:
-    """The teacher a command will use, with flags and environment resolved."""
+    """A resolved teacher: its [teacher] settings, and what only the environment gives."""
 
-    teacher: Teacher = "scripted"
-    urls: tuple[str, ...] = ()
-    model: str = ""
+    config: TeacherConfig = field(default_factory=TeacherConfig)
     api_key: str | None = field(default=None, repr=False)
-    concurrency: int = 16
-    read_timeout: float = 120.0
-    max_retries: int = 4
-    structured_output: StructuredOutput = "response_format"
-    stream: bool = True
     record: str = ""  # a JSONL file to append every request and answer to
 
     @property
     def name(self) -> str:
         """The label records carry: "scripted" or "openai:MODEL"."""
-        return "scripted" if self.teacher == "scripted" else f"openai:{self.model}"
+        return self.config.label
 
 
 def _positive_int(text: str) -> int:
@@ -104,14 +98,14 @@ def add_teacher_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--concurrency",
         type=_positive_int,
-        default=16,
+        default=_DEFAULT.concurrency,
         metavar="N",
         help="most teacher requests in flight at once, over all replicas (default 16)",
     )
     group.add_argument(
         "--teacher-timeout",
         type=_positive_float,
-        default=120.0,
+        default=_DEFAULT.read_timeout,
         metavar="SECONDS",
         help="how long a server may stay silent before the request is retried (default 120; "
         "streamed answers may take longer in all, as long as tokens keep coming)",
@@ -126,14 +120,14 @@ def add_teacher_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--teacher-retries",
         type=int,
-        default=4,
+        default=_DEFAULT.max_retries,
         metavar="N",
         help="retries after a connection error, timeout, 429 or 5xx (default 4)",
     )
     group.add_argument(
         "--structured-output",
         choices=STRUCTURED_OUTPUT_MODES,
-        default="response_format",
+        default=_DEFAULT.structured_output,
         help="how a JSON schema is requested: OpenAI response_format (default), vLLM "
         "guided_json or structured_outputs, or none",
     )
@@ -155,7 +149,7 @@ def resolve_teacher(
     env = os.environ if environ is None else environ
     flag_urls = split_urls(getattr(args, "teacher_url", None))
     teacher = getattr(args, "teacher", None) or ("openai" if flag_urls else None)
-    teacher = teacher or env.get("HOPFORGE_TEACHER", "").strip() or "scripted"
+    teacher = teacher or env.get(ENV_KIND, "").strip() or "scripted"
     if teacher not in TEACHERS:
         raise TeacherConfigError(
             f"HOPFORGE_TEACHER={teacher!r} is not a teacher; use one of {', '.join(TEACHERS)}."
@@ -166,8 +160,8 @@ def resolve_teacher(
                 "--teacher-url and --teacher-model only apply to --teacher openai; "
                 "drop them or add --teacher openai."
             )
-        return TeacherSettings(teacher="scripted")
-    urls = flag_urls or split_urls(env.get("HOPFORGE_TEACHER_URL"))
+        return TeacherSettings()
+    urls = flag_urls or split_urls(env.get(ENV_URL))
     if not urls:
         raise TeacherConfigError(
             "--teacher openai needs a server URL: pass --teacher-url http://HOST:8000/v1 or set "
@@ -179,29 +173,28 @@ def resolve_teacher(
                 f"Teacher URL {url!r} must start with http:// or https://, "
                 "e.g. http://127.0.0.1:8000/v1."
             )
-    model = (getattr(args, "teacher_model", None) or env.get("HOPFORGE_TEACHER_MODEL", "")).strip()
+    model = (getattr(args, "teacher_model", None) or env.get(ENV_MODEL, "")).strip()
     if not model:
         raise TeacherConfigError(
             "--teacher openai needs a model name: pass --teacher-model NAME or set "
             "HOPFORGE_TEACHER_MODEL (the name the server was started with; "
             f"GET {urls[0]}/models lists it)."
         )
-    retries = getattr(args, "teacher_retries", 4)
+    retries = getattr(args, "teacher_retries", _DEFAULT.max_retries)
     if retries < 0:
         raise TeacherConfigError(f"--teacher-retries must be >= 0, got {retries}.")
-    api_key = env.get("HOPFORGE_API_KEY") or env.get("OPENAI_API_KEY") or None
-    return TeacherSettings(
-        teacher="openai",
+    config = TeacherConfig(
+        kind="openai",
         urls=urls,
         model=model,
-        api_key=api_key,
-        concurrency=getattr(args, "concurrency", 16),
-        read_timeout=getattr(args, "teacher_timeout", 120.0),
+        concurrency=getattr(args, "concurrency", _DEFAULT.concurrency),
+        read_timeout=getattr(args, "teacher_timeout", _DEFAULT.read_timeout),
         max_retries=retries,
-        structured_output=getattr(args, "structured_output", "response_format"),
-        stream=getattr(args, "stream", True),
-        record=env.get(ENV_RECORD, ""),
+        structured_output=getattr(args, "structured_output", _DEFAULT.structured_output),
+        stream=getattr(args, "stream", _DEFAULT.stream),
     )
+    return TeacherSettings(config=config, api_key=api_key_from(env) or None,
+                           record=env.get(ENV_RECORD, ""))
 
 
 def open_teacher(
@@ -213,21 +206,22 @@ def open_teacher(
 
 def open_settings(settings: TeacherSettings) -> OpenAIChatModel | None:
     """An `OpenAIChatModel` for resolved settings (None when the teacher is scripted)."""
-    if settings.teacher == "scripted":
+    t = settings.config
+    if t.kind == "scripted":
         return None
     from hopforge.synth.teacher.openai_client import OpenAIChatModel
     from hopforge.synth.teacher.recording import Recorder
 
     quiet_http_logs()
     return OpenAIChatModel(
-        settings.urls,
-        settings.model,
+        t.urls,
+        t.model,
         api_key=settings.api_key,
-        concurrency=settings.concurrency,
-        read_timeout=settings.read_timeout,
-        max_retries=settings.max_retries,
-        structured_output=settings.structured_output,
-        stream=settings.stream,
+        concurrency=t.concurrency,
+        read_timeout=t.read_timeout,
+        max_retries=t.max_retries,
+        structured_output=t.structured_output,
+        stream=t.stream,
         recorder=Recorder(settings.record) if settings.record else None,
     )
 

@@ -1,4 +1,4 @@
-"""Diversity of a set of texts: distinct-n and self-BLEU.
+"""Diversity of a set of texts: distinct-n and self-BLEU; shingles and Jaccard for near-duplicates.
 
 - `distinct_n`: distinct n-grams over all n-grams of all texts (Li et al., 2016). Higher is more
   diverse. It falls as a set grows, so compare sets of the same size.
@@ -8,6 +8,8 @@
   (epsilon 0.1 for an order with no match). Lower is more diverse. Computed in one pass over
   n-gram counts (the two largest counts of each n-gram over all texts), not by calling BLEU once
   per pair.
+- `shingles` and `jaccard`: the word n-gram sets and their overlap that the question checks and
+  the trajectory dedup filter compare (each with its own tokenizer).
 """
 
 from __future__ import annotations
@@ -30,6 +32,18 @@ def tokenize(text: str) -> list[str]:
 
 def ngrams(tokens: Sequence[str], n: int) -> list[tuple[str, ...]]:
     return [tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
+
+
+def shingles(tokens: Sequence[str], n: int = 3) -> set[str]:
+    """Word n-grams of `tokens`, joined by spaces (all tokens as one when fewer than n)."""
+    if len(tokens) < n:
+        return {" ".join(tokens)} if tokens else set()
+    return {" ".join(tokens[i : i + n]) for i in range(len(tokens) - n + 1)}
+
+
+def jaccard(a: set[str], b: set[str]) -> float:
+    """Exact Jaccard similarity |a & b| / |a | b| (1.0 for two empty sets)."""
+    return len(a & b) / len(a | b) if a or b else 1.0
 
 
 def distinct_n(texts: Sequence[str], n: int) -> float:

@@ -85,8 +85,10 @@ def test_scripted_teacher_solves_every_chain(agent_questions: list, agent_search
         assert seen == set(q.evidence)
         assert all(turn.schema_valid and turn.args_valid for turn in t.turns)
         assert t.turns[-1].call.name == "answer" and '"search"' in t.system_prompt
-    assert trajectories[0].seed != trajectories[1].seed
-    assert trajectories[0].turns != trajectories[1].turns or trajectories[0].seed != 0
+    pairs = list(zip(trajectories[::2], trajectories[1::2], strict=True))
+    assert all(a.qid == b.qid and a.seed != b.seed for a, b in pairs)
+    # the sample's seed steers the teacher: some question's two samples call different tools
+    assert any([t.call for t in a.turns] != [t.call for t in b.turns] for a, b in pairs)
 
 
 def test_max_turns(agent_questions: list, agent_searcher: Any) -> None:

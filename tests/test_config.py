@@ -196,3 +196,26 @@ def test_speed_settings_do_not_change_the_hash(tmp_path, tiny_corpus_path):
     assert fast.stage_hashes() == base.stage_hashes()
     more = load(tmp_path, "[questions]\nn = 7\n", tiny_corpus_path)
     assert more.stage_hashes()["questions"] != base.stage_hashes()["questions"]
+
+
+def test_every_stage_spec_names_what_exists(tmp_path):
+    """The registry's names resolve: runners, config classes, their fields and build folders."""
+    import dataclasses
+
+    from hopforge.corpus.layout import BuildDir
+    from hopforge.flows import stages
+    from hopforge.flows.config import stage_config_class
+    from hopforge.flows.registry import SPECS
+
+    build = BuildDir.at(tmp_path)
+    assert STAGES == tuple(s.name for s in SPECS)
+    for spec in SPECS:
+        assert callable(getattr(stages, spec.runner)), spec.name
+        assert all(isinstance(getattr(build, out), Path) for out in spec.outputs), spec.name
+        if spec.config_class[0]:
+            fields = {f.name for f in dataclasses.fields(stage_config_class(spec.name))}
+            assert spec.operational <= fields, spec.name
+        else:
+            assert not spec.operational
+    assert [s.name for s in SPECS if s.parted] == ["trajectories"]
+    assert [s.name for s in SPECS if not s.cpu] == ["questions", "trajectories"]

@@ -6,13 +6,13 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 from hopforge.filters.dedup import (
-    jaccard,
     minhashes,
     near_duplicate_questions,
     near_duplicate_trajectories,
     render,
-    shingles,
 )
+from hopforge.filters.logodds import words
+from hopforge.synth.diversity import jaccard, shingles
 from hopforge.synth.records import Question
 
 from tests.filter_data import make_question, make_trajectory
@@ -49,8 +49,8 @@ def test_minhash_estimates_exact_jaccard() -> None:
 
 
 def test_shingles_and_exact_jaccard() -> None:
-    assert shingles("a b c d", 3) == {"a b c", "b c d"}
-    assert shingles("a b", 3) == {"a b"}
+    assert shingles(words("a b c d"), 3) == {"a b c", "b c d"}
+    assert shingles(words("a b"), 3) == {"a b"} and shingles([], 3) == set()
     assert jaccard({"a", "b"}, {"b", "c"}) == pytest.approx(1 / 3)
     assert jaccard(set(), set()) == 1.0
 
@@ -63,7 +63,7 @@ def test_near_duplicate_trajectories_keep_the_first() -> None:
     edited = dataclasses.replace(a, tid="a2", turns=(*a.turns[:-1], dataclasses.replace(
         t, thought=t.thought + " indeed")))
     other = make_trajectory(q, "varied", 1, rng)
-    sa, se = shingles(render(a)), shingles(render(edited))
+    sa, se = shingles(words(render(a))), shingles(words(render(edited)))
     assert jaccard(sa, se) > 0.8
     dup = near_duplicate_trajectories([a, other, edited], threshold=0.8)
     assert dup == {"a2": a.tid}

@@ -261,9 +261,10 @@ def test_trajectories_of_the_agent_export_cleanly(
     tmp_path: Path, agent_documents: list, agent_questions: list
 ) -> None:
     """The real chain: scripted teacher with faults, scores, filters, then the export."""
-    from hopforge.corpus.store import write_corpus
+    from hopforge.corpus.store import corpus_fingerprint, write_corpus
+    from hopforge.corpus.tools import ToolBox
     from hopforge.flows.run_filters import filter_build, score_build
-    from hopforge.flows.run_trajectories import run_trajectories_build
+    from hopforge.flows.run_trajectories import load_searcher, run_trajectories_build
     from hopforge.synth.trajectories.faults import FaultConfig
     from hopforge.synth.trajectories.stage import TrajectoryConfig
 
@@ -287,6 +288,14 @@ def test_trajectories_of_the_agent_export_cleanly(
         calls = [m["tool_calls"][0]["function"] for m in row["messages"] if m.get("tool_calls")]
         assert calls[-1]["name"] == "answer" and {c["name"] for c in calls} <= set(tools)
         assert row["metadata"]["rewards"]["combined"] is not None
+    verl = [
+        r for s in result.shards if s.kind == "rl/verl" for r in read_shard(build.export / s.path)
+    ]
+    ran_with = ToolBox(load_searcher(build)).settings()  # the toolbox the stage built
+    for row in verl:
+        stated = dict(row["extra_info"]["tool_settings"])
+        assert stated.pop("corpus_fingerprint") == corpus_fingerprint(build)
+        assert stated == ran_with
 
 
 def test_questions_without_trajectories_still_give_rl_rows(tmp_path: Path) -> None:

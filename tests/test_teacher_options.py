@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from hopforge.flows.config import TeacherConfig, api_key_from
 from hopforge.flows.teacher_options import (
     TeacherConfigError,
     add_teacher_arguments,
@@ -28,7 +29,7 @@ def parse(*argv: str) -> argparse.Namespace:
 
 def test_default_is_the_scripted_teacher() -> None:
     settings = resolve_teacher(parse(), environ={})
-    assert settings.teacher == "scripted" and settings.name == "scripted"
+    assert settings.config.kind == "scripted" and settings.name == "scripted"
     assert open_teacher(parse(), environ={}) is None
 
 
@@ -43,20 +44,25 @@ def test_flags_describe_an_openai_teacher() -> None:
         "--structured-output", "guided_json",
     )  # fmt: skip
     settings = resolve_teacher(args, environ={"HOPFORGE_API_KEY": "k1"})
-    assert settings.urls == ("http://a:8000/v1", "http://b:8000/v1", "http://c:8000/v1")
-    assert (settings.model, settings.concurrency, settings.read_timeout) == (
+    assert settings.config.urls == ("http://a:8000/v1", "http://b:8000/v1", "http://c:8000/v1")
+    assert (settings.config.model, settings.config.concurrency, settings.config.read_timeout) == (
         "Qwen/Qwen3-8B",
         64,
         30,
     )
-    assert settings.structured_output == "guided_json"
+    assert settings.config.structured_output == "guided_json"
     assert settings.api_key == "k1" and "k1" not in repr(settings)
     assert settings.name == "openai:Qwen/Qwen3-8B"
 
 
+def test_flags_left_out_mean_what_an_empty_teacher_table_means() -> None:
+    settings = resolve_teacher(parse("--teacher-url", "http://a/v1", "--teacher-model", "m"), {})
+    assert settings.config == TeacherConfig(kind="openai", urls=("http://a/v1",), model="m")
+
+
 def test_url_flag_implies_openai() -> None:
     settings = resolve_teacher(parse("--teacher-url", "http://a/v1", "--teacher-model", "m"), {})
-    assert settings.teacher == "openai"
+    assert settings.config.kind == "openai"
 
 
 def test_environment_fills_in_missing_flags() -> None:
@@ -67,15 +73,31 @@ def test_environment_fills_in_missing_flags() -> None:
         "OPENAI_API_KEY": "k2",
     }
     settings = resolve_teacher(parse(), environ=env)
-    assert settings.urls == ("http://x:1/v1", "http://y:2/v1")
-    assert (settings.model, settings.api_key) == ("env-model", "k2")
+    assert settings.config.urls == ("http://x:1/v1", "http://y:2/v1")
+    assert (settings.config.model, settings.api_key) == ("env-model", "k2")
     flags = parse("--teacher-url", "http://z:3/v1", "--teacher-model", "flag-model")
     settings = resolve_teacher(flags, environ={**env, "HOPFORGE_API_KEY": "k1"})
-    assert (settings.urls, settings.model, settings.api_key) == (
+    assert (settings.config.urls, settings.config.model, settings.api_key) == (
         ("http://z:3/v1",),
         "flag-model",
         "k1",
     )
+
+
+def test_one_order_of_key_variables_for_commands_builds_and_the_judge() -> None:
+    from hopforge.flows.config import parse_config
+    from hopforge.flows.run_filters import JUDGE_KEY_ENV
+
+    env = {"OPENAI_API_KEY": "openai", "HOPFORGE_API_KEY": "hopforge", JUDGE_KEY_ENV: "judge"}
+    assert api_key_from(env) == "hopforge" and api_key_from({"OPENAI_API_KEY": "o"}) == "o"
+    assert api_key_from(env, first=(JUDGE_KEY_ENV,)) == "judge"
+    assert api_key_from({"HOPFORGE_API_KEY": "", JUDGE_KEY_ENV: ""}) == ""
+    flags = parse("--teacher-url", "http://z:3/v1", "--teacher-model", "m")
+    assert resolve_teacher(flags, environ=env).api_key == "hopforge"
+    build = parse_config({"build": {"name": "b"}, "corpus": {"sources": ["builtin:jargon"]}},
+                         base_dir=Path("."),
+                         env=env)
+    assert build.api_key == "hopforge"
 
 
 @pytest.mark.parametrize(
@@ -137,7 +159,7 @@ def test_no_stream_flag_and_the_recording_file(
     model = open_teacher(args, environ={"HOPFORGE_TEACHER_RECORD": str(record)})
     assert isinstance(model, OpenAIChatModel) and model.stream is False
     assert resolve_teacher(parse("--teacher-url", "http://a/v1", "--teacher-model", "m"),
-                           environ={}).stream is True
+                           environ={}).config.stream is True
 
     async def ask() -> str:
         async with model as m:

@@ -21,6 +21,7 @@ from typing import Protocol
 from datasketch import MinHash, MinHashLSH
 from hopforge.corpus.records import Hit
 from hopforge.synth.answers import list_items, normalize_answer
+from hopforge.synth.diversity import jaccard, shingles
 from hopforge.synth.questions.families import item_set
 from hopforge.synth.questions.graph import CorpusGraph, names, years
 from hopforge.synth.records import NOT_FOUND, Question, Spec, Step
@@ -218,18 +219,6 @@ def reachable(graph: CorpusGraph, spec: Spec) -> list[tuple[str, str]]:
     return out
 
 
-def shingles(text: str, n: int = 3) -> set[str]:
-    words = normalize_answer(text).split()
-    if len(words) < n:
-        return {" ".join(words)} if words else set()
-    return {" ".join(words[i : i + n]) for i in range(len(words) - n + 1)}
-
-
-def jaccard(a: set[str], b: set[str]) -> float:
-    """|a & b| / |a | b| (1.0 for two empty sets)."""
-    return len(a & b) / len(a | b) if a or b else 1.0
-
-
 class NearDuplicates:
     """Accepted questions, indexed for near-duplicate lookups (MinHash LSH, exact check after)."""
 
@@ -251,7 +240,7 @@ class NearDuplicates:
 
     def find(self, text: str) -> str:
         """The qid of the earliest accepted question this one nearly repeats, or ""."""
-        grams = shingles(text)
+        grams = shingles(normalize_answer(text).split())
         if not grams or not self._order:
             return ""
         matches = [key for key in self._lsh.query(self._minhash(grams))
@@ -259,7 +248,7 @@ class NearDuplicates:
         return min(matches, key=self._order.__getitem__) if matches else ""
 
     def add(self, qid: str, text: str) -> None:
-        grams = shingles(text)
+        grams = shingles(normalize_answer(text).split())
         if qid in self._order or not grams:
             return
         self._order[qid] = len(self._order)

@@ -61,7 +61,7 @@ def system_prompt(schemas: list[dict[str, Any]], *, text_calls: bool) -> str:
 
 
 @dataclass(slots=True)
-class _Run:
+class _TrajectoryState:
     """Mutable state of one trajectory while it runs."""
 
     turns: list[Turn] = field(default_factory=list)
@@ -147,7 +147,7 @@ async def run_agent(
     gold = set(question.evidence) | ({question.answer_doc} if question.answer_doc else set())
     annotator = Annotator(gold)
     visible = Visible(system, question.question)
-    run = _Run()
+    run = _TrajectoryState()
     window: deque[str] = deque()
     in_window: Counter[str] = Counter()
     last_progress = -1
@@ -296,7 +296,7 @@ async def run_agent(
 
 
 async def _checkpoint(
-    run: _Run, ctx: Context, complete: Any, index: int
+    run: _TrajectoryState, ctx: Context, complete: Any, index: int
 ) -> ModelError | None:
     """Ask the teacher for its state and keep it; the refusal when the prompt was too long.
 
@@ -326,7 +326,7 @@ async def _checkpoint(
 
 
 async def _force_answer(
-    run: _Run,
+    run: _TrajectoryState,
     ctx: Context,
     complete: Any,
     answer_schemas: list[dict[str, Any]],
