@@ -68,6 +68,33 @@ def char_tokens(messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, An
     return math.ceil(chars / CHARS_PER_TOKEN)
 
 
+def _memo_char_tokens() -> Counter:
+    """`char_tokens` for one trajectory's windows: the schemas and each call sized once.
+
+    Windows re-render the same messages many times (a long run's rows are cut by trying ever
+    longer spans); the call objects are shared between renders, so their sizes are kept by
+    identity (the cache holds the objects, so an id is never reused while it lives).
+    """
+    sized: dict[int, tuple[Any, int]] = {}
+
+    def size(obj: Any) -> int:
+        hit = sized.get(id(obj))
+        if hit is None or hit[0] is not obj:
+            hit = (obj, len(json.dumps(obj, ensure_ascii=False)))
+            sized[id(obj)] = hit
+        return hit[1]
+
+    def count(messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]) -> int:
+        chars = size(tools) if tools else 0
+        for m in messages:
+            chars += len(m.get("content") or "") + len(m["role"]) + 8
+            for call in m.get("tool_calls") or ():
+                chars += size(call["function"])
+        return math.ceil(chars / CHARS_PER_TOKEN)
+
+    return count
+
+
 def tokenizer_counter(tokenizer: Any) -> Counter:
     """Size in tokens with a tokenizer: its chat template when it has one, else the contents."""
 
@@ -183,6 +210,7 @@ def windows(
     count: Counter = char_tokens,
 ) -> list[Window]:
     """The windows of a trajectory, in order; raises `WindowTooLong` when a turn cannot fit."""
+    count = _memo_char_tokens() if count is char_tokens else count
     steps = _steps(traj, weights, arguments, tool_names)
     out: list[Window] = []
     for cp, carried, own, forced in _epochs(traj, steps, settings.keep_results):
@@ -204,6 +232,7 @@ def turn_windows(
     When that prompt is longer than `max_seq_tokens`, its oldest turns are left out (the
     window still starts from the epoch's checkpoint state).
     """
+    count = _memo_char_tokens() if count is char_tokens else count
     steps = _steps(traj, weights, "object", True)
     out: list[Window] = []
     for cp, carried, own, forced in _epochs(traj, steps, settings.keep_results):
@@ -291,19 +320,18 @@ def _hide_unseen(messages: list[dict[str, Any]]) -> None:
     them; a call that read its doc_id or pattern from a result elided here is not a target here
     (the one-turn layouts, `turn_windows`, train it on the exact prompt it had).
     """
-    seen: list[str] = []
+    text = ""  # every content shown before this message, lower-cased, one per line
     for m in messages:
         if m["role"] == "assistant" and m.get("weight") and m.get("tool_calls"):
             fn = m["tool_calls"][0]["function"]
             args = fn["arguments"] if isinstance(fn["arguments"], dict) else \
                 json.loads(fn["arguments"])
-            text = "\n".join(seen).lower()
             wanted = [str(args.get("doc_id", ""))] if fn["name"] in ("open", "find") else []
             if fn["name"] == "find":
                 wanted.append(str(args.get("pattern", "")))
             if any(w.lower() not in text for w in wanted):
                 m["weight"] = 0
-        seen.append(m.get("content") or "")
+        text += (m.get("content") or "").lower() + "\n"
 
 
 def _assistants(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -4,7 +4,8 @@ Turns are numbered from 1 (the first tool call). For one trajectory:
 
 - success: the final answer matches the gold answer or an alias (filters/answers.py); a list
   answer matches as a set of names; "not found" counts only for an unanswerable task, and only
-  as a justified stop (at least `min_calls - 1` valid calls made before it). A handoff
+  as a justified stop: every item of an aggregation was read (a valid open or find of each),
+  or, for a task without items, at least `min_calls - 1` valid calls were made before it. A handoff
   (repetition or no_progress) is never a success.
 - valid call: parsed, names a tool, arguments fit its schema; an argument error names a tool
   but breaks its schema; a repeated call is the same normalized call as an earlier one whose
@@ -92,9 +93,15 @@ def is_success(trajectory: Trajectory, question: Question) -> bool:
     golds = gold_answers(question.answer, question.answer_aliases)
     answer = trajectory.final_answer
     if unanswerable(question):
-        calls = sum(1 for t in trajectory.turns if t.call is not None and t.args_valid
-                    and t.call.name != "answer")
-        return bool(exact_match(answer, golds)) and calls >= max(1, task_min_calls(question) - 1)
+        valid = [t.call for t in trajectory.turns if t.call is not None and t.args_valid
+                 and t.call.name != "answer"]
+        if not exact_match(answer, golds):
+            return False
+        items = set(question.spec.items) if question.spec is not None else set()
+        if items:  # min_calls counts a search per item; a solver may open what it was shown
+            read = {str(c.arguments.get("doc_id", "")) for c in valid if c.name in ("open", "find")}
+            return items <= read
+        return len(valid) >= max(1, task_min_calls(question) - 1)
     if exact_match(answer, golds):
         return True
     spec = question.spec

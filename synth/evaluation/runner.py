@@ -48,7 +48,10 @@ class EvalConfig:
     context_tokens: int = 32_768
     max_tokens: int = 1024
     temperature: float = 0.7
-    scripted: ScriptedConfig = field(default_factory=ScriptedConfig)
+    # the scripted reference takes no deliberate detours and gives no early (wrong) answers:
+    # it shows what the harness reports for a teacher that follows the plan
+    scripted: ScriptedConfig = field(
+        default_factory=lambda: ScriptedConfig(wrong_doc=0.0, early_answer=0.0))
     presets: Mapping[str, FaultConfig] = field(default_factory=lambda: dict(FAULT_PRESETS))
 
     def __post_init__(self) -> None:

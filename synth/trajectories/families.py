@@ -167,8 +167,13 @@ class Plans:
             return [*before, target]
         return [target]
 
-    def follow(self, via: str, target: str, phrase: str, exhaust: bool = False) -> Move:
-        """From `via`, find the mention whose text has `phrase`; the doc_id, or "" if none."""
+    def follow(self, via: str, target: str, phrase: str, exhaust: bool = False,
+               read: bool = False) -> Move:
+        """From `via`, find the mention whose text has `phrase`; the doc_id, or "" if none.
+
+        `read`: the document found is read next anyway, so a candidate is opened to see the
+        phrase (one call for both, as min_calls counts it); `find` checks it only when the
+        pages read do not show it. Otherwise `find` checks the phrase without reading."""
         if exhaust:
             yield from self.r.read_until(via, lambda t: False, all_pages=True)
         else:
@@ -183,7 +188,13 @@ class Plans:
             if not phrase:
                 has = cand == target
             else:
-                has, _ = yield from self.r.contains(cand, phrase)
+                has = False
+                if read:
+                    text = yield from self.r.read_until(
+                        cand, lambda t: phrase.lower() in t.lower())
+                    has = phrase.lower() in text.lower()
+                if not has:
+                    has, _ = yield from self.r.contains(cand, phrase)
             if has and (cand == target or exhaust):
                 self.book.left = []
                 fact = "f_phrase" if phrase else "f_link"
@@ -232,7 +243,8 @@ class Plans:
         for i, step in enumerate(steps[1:], start=1):
             last = i == len(steps) - 1
             exhaust = bool(self.spec.unanswerable) and last
-            nxt = yield from self.follow(step.via or at, step.doc, step.phrase, exhaust=exhaust)
+            nxt = yield from self.follow(step.via or at, step.doc, step.phrase, exhaust=exhaust,
+                                         read=not last)
             if exhaust and nxt != step.doc or not nxt:
                 if self.spec.unanswerable:
                     yield from self.not_found(self.spec.unanswerable)
@@ -263,7 +275,7 @@ class Plans:
         for a, x in sides:
             if not (yield from self.start(a.doc)):
                 continue
-            got = yield from self.follow(a.doc, x.doc, x.phrase)
+            got = yield from self.follow(a.doc, x.doc, x.phrase, read=True)
             if not got:
                 continue
             year = yield from self.value(got, x.value, self.r.text(got))
@@ -295,7 +307,7 @@ class Plans:
         for a, e in pairs:
             if not (yield from self.start(a.doc)):
                 continue
-            got = yield from self.follow(a.doc, e.doc, e.phrase)
+            got = yield from self.follow(a.doc, e.doc, e.phrase, read=True)
             if not got:
                 continue
             yield from self.r.read_until(got, lambda t: False, all_pages=True)
