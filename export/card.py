@@ -111,7 +111,7 @@ def plot_distributions(dist: Distributions, out_dir: Path) -> list[str]:
         fig, ax = _figure("Reward distributions", "reward")
         for name, values in sorted(rewards.items()):
             ax.hist(values, bins=20, alpha=0.6, label=name)
-        ax.legend()
+        ax.legend(loc="upper right")
         written.append(("rewards.png", fig))
     for name, fig in written:
         atomic_write_bytes(out_dir / name, _png(fig))

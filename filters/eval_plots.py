@@ -56,7 +56,7 @@ def eval_plots(runs: Sequence[Mapping[str, Any]], directory: Path) -> list[Path]
     a.set_xlabel("turn budget (tool calls)")
     a.set_ylabel("success")
     a.set_title("success against budget")
-    a.legend(title="faults", fontsize=8)
+    a.legend(title="faults", fontsize=8, loc="upper right")
     out = [_save(fig, directory / "success.png", left=0.12, bottom=0.12)]
     fig, axes = _figure(2, 3, (13, 7))
     for i, kind in enumerate(ONSET_KINDS):
@@ -76,7 +76,7 @@ def eval_plots(runs: Sequence[Mapping[str, Any]], directory: Path) -> list[Path]
         a.set_xlabel("turn budget")
         a.set_ylabel("median first turn")
         if a.get_legend_handles_labels()[0]:
-            a.legend(title="faults", fontsize=7)
+            a.legend(title="faults", fontsize=7, loc="upper right")
     for j in range(len(ONSET_KINDS), 6):
         axes[j // 3][j % 3].axis("off")
     out.append(_save(fig, directory / "onset.png", left=0.06, bottom=0.08))

@@ -38,7 +38,7 @@ def _hist(ax: Any, dists: Mapping[str, Mapping[str, Any]], title: str) -> None:
             ax.stairs(counts, edges, label=f"{label} (n={d['n']})", fill=label == "before",
                       alpha=0.5 if label == "before" else 1.0)
     ax.set_title(title)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper right")
 
 
 def filter_plots(report: Mapping[str, Any], directory: Path) -> list[Path]:
@@ -60,7 +60,7 @@ def filter_plots(report: Mapping[str, Any], directory: Path) -> list[Path]:
     axp.set_yticks(list(y), [f["pattern"][:48] for f in prints], fontsize=7)
     axp.invert_yaxis()
     axp.set_title("share of trajectories carrying each fingerprint pattern")
-    axp.legend(fontsize=7)
+    axp.legend(fontsize=7, loc="upper right")
     out.append(_save(fig, directory / "filter_patterns.png", left=0.4))
     return out
 
@@ -81,4 +81,4 @@ def _lines(ax: Any, dists: Mapping[str, Mapping[str, Any]], title: str) -> None:
         if d["n"]:
             ax.stairs(d["hist"]["counts"], d["hist"]["edges"], label=label)
     ax.set_title(title)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper right")
