@@ -216,10 +216,13 @@ class Searcher:
         return [self._hits(r, query) for r, query in zip(ranked, queries, strict=True)]
 
     def _title_first(self, ranked: Ranked, query: str, k: int) -> Ranked:
-        """`ranked` with the document whose title (or an alias) is the query itself first: a
-        reader who searches a name just read gets that entry, as a site search would."""
+        """`ranked` with the document whose title (or an alias) is the query itself first, or
+        else one whose title has the query's stems: a reader who searches a name just read
+        gets that entry, as a site search would, also when the text inflected it."""
         key = " ".join(query.casefold().split()).strip(" \"'“”‘’")
         d = self._by_title.get(key)
+        if d is None:  # the name as a text used it ("operating systems"): the same stems
+            d = self._by_title_stems.get(tuple(self.tokenizer(query)))
         if d is None:
             return ranked
         rest = [r for r in ranked if r[0] != d]
@@ -233,6 +236,17 @@ class Searcher:
         for i, doc in enumerate(self._docs):
             for name in (doc.title, *doc.aliases):
                 out.setdefault(" ".join(name.casefold().split()), i)
+        return out
+
+    @cached_property
+    def _by_title_stems(self) -> dict[tuple[str, ...], int]:
+        """Title (or alias) tokens as the BM25 side reads them -> the first such document."""
+        out: dict[tuple[str, ...], int] = {}
+        for i, doc in enumerate(self._docs):
+            for name in (doc.title, *doc.aliases):
+                stems = tuple(self.tokenizer(name))
+                if stems:
+                    out.setdefault(stems, i)
         return out
 
     @cached_property

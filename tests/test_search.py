@@ -133,3 +133,6 @@ def test_a_query_that_is_a_title_ranks_that_document_first() -> None:
         assert rest == [h.doc_id for h in off.search(name, k=6, mode="bm25")
                         if h.doc_id != by_title[name]][:4]
     assert demoted >= 1, "plain BM25 ranks some of these titles below other documents"
+    # a name as a text inflected it ("hackers", "bugs") finds the entry by its stems
+    for name in ("hackers", "bugs", "features"):
+        assert on.search(name, k=5, mode="bm25")[0].doc_id == by_title[name[:-1]]
