@@ -18,7 +18,12 @@ from hopforge.synth import prompts
 from hopforge.synth.questions.checks import probe_queries
 from hopforge.synth.questions.config import QuestionConfig, Rung
 from hopforge.synth.questions.graph import CorpusGraph
-from hopforge.synth.questions.model import QUESTION_SCHEMA, QuestionParseError, parse_question_json
+from hopforge.synth.questions.model import (
+    QUESTION_SCHEMA,
+    QuestionParseError,
+    describe,
+    parse_question_json,
+)
 from hopforge.synth.questions.stage import generate_questions, split_reasons
 from hopforge.synth.records import NOT_FOUND, Question
 from hopforge.synth.teacher.openai_client import OpenAIChatModel
@@ -193,6 +198,22 @@ def test_parse_question_json() -> None:
     for bad in ('{"question": ""}', "[1]", "nope", '{"q": 1}'):
         with pytest.raises(QuestionParseError):
             parse_question_json(bad)
+
+
+def test_describe_says_how_every_family_relates(graph: CorpusGraph,
+                                                 accepted: list[Question]) -> None:
+    """The task a model composer gets names every relation: what the answer is mentioned by
+    (intersection) and which set an aggregation counts, with its start."""
+    for q in accepted:
+        assert q.spec is not None
+        told = describe(q.spec, graph)
+        assert 'contains ""' not in told and "entrys" not in told
+        if q.spec.family == "intersection":
+            assert told.endswith("ask for the one entry that each entry reached by a "
+                                 '"go to" step mentions')
+        if q.spec.family == "aggregation":
+            assert f'set: the entries that "{graph.title(q.spec.start)}" mentions' in told or \
+                q.spec.scope == "links2"
 
 
 def run_model(docs: list[Document], searcher: Searcher, graph: CorpusGraph,

@@ -28,6 +28,10 @@ QUESTION_SCHEMA: dict[str, Any] = {
 }
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 EVIDENCE_CHARS = 1500  # of each evidence document in the oracle-context prompt
+_OPERATIONS = {"count": "how many of the set meet the condition",
+               "list": "the titles of those that meet it",
+               "max": "which of those that meet it states the latest year",
+               "min": "which of those that meet it states the earliest year"}
 
 
 class QuestionParseError(ModelResponseError):
@@ -67,11 +71,18 @@ def describe(spec: Spec, graph: CorpusGraph) -> str:
             lines.append(f"{i}. start at the {noun} \"{graph.title(s.doc)}\"")
         elif s.relation in ("link", "compare"):
             lines.append(f"{i}. go to the {noun} it mentions that contains \"{s.phrase}\"")
-        elif s.relation == "constraint":
+        elif s.relation == "constraint" and s.phrase:
             lines.append(f"{i}. the {noun} contains \"{s.phrase}\"")
+    if spec.family == "intersection":
+        lines.append(f"ask for the one {noun} that each {noun} reached by a \"go to\" step "
+                     "mentions")
     if spec.family == "aggregation":
-        lines.append(f"set: the {noun}s reached ({spec.scope}); condition: contains "
-                     f"\"{spec.pattern}\"; ask for: {spec.operation}")
+        start, nouns = graph.title(spec.start), graph.nouns
+        scope = (f"the {nouns} mentioned by the {nouns} that \"{start}\" mentions (not those "
+                 f"nor \"{start}\")" if spec.scope == "links2"
+                 else f"the {nouns} that \"{start}\" mentions")
+        lines.append(f"set: {scope}; condition: contains \"{spec.pattern}\"; ask for: "
+                     f"{_OPERATIONS.get(spec.operation, spec.operation)}")
     if spec.family == "comparison":
         lines.append(f"ask which of the two states the {spec.operation} year")
     if spec.answer_type == "year":
