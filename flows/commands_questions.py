@@ -111,6 +111,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    "or a phrase of it ranks what answers it within the top R (default 5; 0: off)")
     p.add_argument("--closed-book", action="store_true",
                    help="with a model teacher: reject questions it answers without searching")
+    p.add_argument("--no-round-trip", dest="round_trip", action="store_false",
+                   help="with a model teacher: do not have it read each question back and "
+                   "reject those whose reading differs from the task (misread)")
     p.add_argument("--force", action="store_true",
                    help="delete the questions of an earlier run and start over")
     add_teacher_arguments(p)
@@ -136,6 +139,7 @@ def run_command(args: argparse.Namespace) -> int:
             max_calls=args.min_calls[1],
             ladder=tuple(Rung(min_calls=a, max_calls=b, n=k) for a, b, k in args.ladder),
             closed_book=args.closed_book or args.max_probe_pass is not None,
+            round_trip=getattr(args, "round_trip", True),
             **({"max_probe_pass": args.max_probe_pass} if args.max_probe_pass is not None
                else {}),
             concurrency=getattr(args, "concurrency", 16),

@@ -61,6 +61,8 @@ def _meta(directory: Path, index: int) -> Path:
 
 def _run_hash(config: QuestionConfig, composer: str, corpus: str) -> str:
     settings = {k: v for k, v in dataclasses.asdict(config).items() if k not in NEUTRAL_FIELDS}
+    if composer == "scripted":
+        del settings["round_trip"]  # model composers only: scripted builds resume as before
     body = json.dumps({"config": settings, "composer": composer, "corpus": corpus},
                       sort_keys=True, default=str)
     return hashlib.sha256(body.encode()).hexdigest()[:16]

@@ -4,7 +4,8 @@
 # Rendered by hopforge.synth.questions.model. The model rewrites a task spec as one question and
 # replies with one JSON object {"question": ...}, parsed by
 # hopforge.synth.questions.model.parse_question_json. The answer comes from the spec, never
-# from the model.
+# from the model. It then reads its question back (QUESTION_READ_BACK_PROMPT, parsed by
+# hopforge.synth.questions.model.parse_reading) and the reading is compared with the spec.
 
 QUESTION_SYSTEM = """You write hard questions for training research agents that search a \
 document collection with search, open and find tools. You are given a task that is already \
@@ -24,6 +25,23 @@ same thing. Rules:
 - Drop nothing the task needs; say it more briefly than the plain wording where you can.
 - Do not use letters such as X or Y as stand-ins.
 Reply with JSON: {{"question": "..."}}"""
+
+QUESTION_READ_BACK_PROMPT = """Read this question about a collection of {nouns} and write down \
+what it asks, without answering it. A {noun} mentions another when its text names it.
+
+Question: {question}
+
+Reply with one JSON object:
+- "named": the titles of the {nouns} the question names as starting points, word for word.
+- "clues": one item per quoted phrase that a sought {noun} contains: {{"phrase": the phrase word \
+for word, "direction": "mentioned_by_source" if the sought {noun} is one that the {noun} it is \
+reached from mentions, "mentions_source" if it is one that mentions that {noun}}}. A {noun} is \
+reached from a named one or from one reached before.
+- "answer_relation": when the answer is the one {noun} tied to several {nouns} reached through \
+clues, "mentioned_by_clues" if they mention it, "mentions_clues" if it mentions them; otherwise \
+"none".
+- "asks": "title", "year", "count", "list", "earlier" or "later" (the one of several that states \
+the earlier or later year)."""
 
 ORACLE_CONTEXT_PROMPT = """Answer the question from these documents only. Reply with only the \
 answer: a title, a year, a number, a list of titles separated by semicolons, or "not found" if \

@@ -113,6 +113,7 @@ class Checks:
     answerable: bool | None = None  # a reader with the evidence reaches the answer
     probe_pass: float | None = None  # share of closed-book probe attempts that answered it
     near_duplicate_of: str = ""  # qid of an accepted question this one nearly repeats
+    misread: str | None = None  # what the model's read-back got wrong ("": nothing)
 
     @property
     def passed(self) -> bool:
@@ -127,6 +128,7 @@ class Checks:
             and self.grounded is not False
             and self.answerable is not False
             and not self.near_duplicate_of
+            and not self.misread
         )
 
 

@@ -18,7 +18,17 @@ from hopforge.synth import prompts
 from hopforge.synth.questions.checks import probe_queries
 from hopforge.synth.questions.config import QuestionConfig, Rung
 from hopforge.synth.questions.graph import CorpusGraph
-from hopforge.synth.questions.model import QUESTION_SCHEMA, QuestionParseError, parse_question_json
+from hopforge.synth.questions.model import (
+    QUESTION_SCHEMA,
+    READING_SCHEMA,
+    QuestionParseError,
+    Reading,
+    ReadingParseError,
+    describe,
+    misread,
+    parse_question_json,
+    parse_reading,
+)
 from hopforge.synth.questions.stage import generate_questions, split_reasons
 from hopforge.synth.records import NOT_FOUND, Question
 from hopforge.synth.teacher.openai_client import OpenAIChatModel
@@ -195,6 +205,22 @@ def test_parse_question_json() -> None:
             parse_question_json(bad)
 
 
+def test_describe_says_how_every_family_relates(graph: CorpusGraph,
+                                                 accepted: list[Question]) -> None:
+    """The task a model composer gets names every relation: what the answer is mentioned by
+    (intersection) and which set an aggregation counts, with its start."""
+    for q in accepted:
+        assert q.spec is not None
+        told = describe(q.spec, graph)
+        assert 'contains ""' not in told and "entrys" not in told
+        if q.spec.family == "intersection":
+            assert told.endswith("ask for the one entry that each entry reached by a "
+                                 '"go to" step mentions')
+        if q.spec.family == "aggregation":
+            assert f'set: the entries that "{graph.title(q.spec.start)}" mentions' in told or \
+                q.spec.scope == "links2"
+
+
 def run_model(docs: list[Document], searcher: Searcher, graph: CorpusGraph,
               server: OpenAITestServer, n: int, **config: Any) -> list[Question]:
     async def go() -> list[Question]:
@@ -212,20 +238,68 @@ def _plain(request: dict[str, Any]) -> str:
     return m.group(1)
 
 
+def _task_reading(user: str) -> dict[str, Any]:
+    """What the task of a compose prompt asks, as a reader that gets it right writes it down."""
+    task = user.split("\nA plain wording", 1)[0]
+    family = re.match(r"Task \((\w+)\)", task)
+    assert family, task
+    asks = next((a for words, a in (("earlier year", "earlier"), ("later year", "later"),
+                                    ("earliest year", "earlier"), ("latest year", "later"),
+                                    ("how many", "count"), ("the titles of", "list"),
+                                    ("ask for the year", "year")) if words in task), "title")
+    return {"named": re.findall(r'start at the \w+ "([^"]*)"', task),
+            "clues": [{"phrase": p, "direction": "mentioned_by_source"}
+                      for p in re.findall(r'contains "([^"]*)"', task)],
+            "answer_relation": "mentioned_by_clues" if family.group(1) == "intersection"
+            else "none", "asks": asks}
+
+
+class Composer:
+    """A model that writes the plain wording as its question, answers with the evidence as
+    `answers` says, and reads its questions back as `read_back` makes of the right reading."""
+
+    def __init__(self, answers: dict[str, str], read_back: Any = lambda right: right) -> None:
+        self.answers, self.read_back = answers, read_back
+        self.readings: dict[str, dict[str, Any]] = {}
+        self.read_requests: list[dict[str, Any]] = []
+        self.oracle_asked: list[str] = []
+
+    def __call__(self, request: dict[str, Any]) -> Reply:
+        user = request["messages"][-1]["content"]
+        if user.startswith("Answer the question from these documents"):
+            self.oracle_asked.append(user.rsplit("Question: ", 1)[1].strip())
+            return Reply.text(self.answers.get(self.oracle_asked[-1], "not found"))
+        if user.startswith("Answer this question from memory"):
+            return Reply.text("unknown")
+        if user.startswith("Read this question"):
+            self.read_requests.append(request)
+            asked = re.search(r"\nQuestion: (.+?)\n\nReply with", user, re.DOTALL)
+            assert asked, user
+            reply = self.read_back(self.readings[asked.group(1)])
+            return Reply.json(reply) if isinstance(reply, dict) else Reply.text(reply)
+        plain = _plain(request)
+        self.readings[plain] = _task_reading(user)
+        return Reply.json({"question": plain})
+
+
 def test_model_composer_renders_specs_and_is_checked(
         docs: list[Document], searcher: Searcher, graph: CorpusGraph,
         openai_server: OpenAITestServer) -> None:
     """A model that rewrites well, drops a phrase, writes garbage, or cannot answer with the
     evidence: each outcome lands as an accepted question or a rejection with its reason."""
     calls = {"compose": 0}
+    reader = Composer({})  # reads the questions back right
 
     def handler(request: dict[str, Any]) -> Reply:
         user = request["messages"][-1]["content"]
         if user.startswith("Answer the question from these documents"):
             return Reply.text("I could not tell.")  # the oracle-context check fails
+        if user.startswith("Read this question"):
+            return reader(request)
         calls["compose"] += 1
         plain = _plain(request)
         if calls["compose"] % 3 == 1:
+            reader.readings[plain] = _task_reading(user)
             return Reply.json({"question": plain})
         if calls["compose"] % 3 == 2:
             return Reply.text('{"question": ')
@@ -244,27 +318,114 @@ def test_model_composer_renders_specs_and_is_checked(
     assert body["messages"][0]["content"] == prompts.QUESTION_SYSTEM
 
 
+@pytest.fixture(scope="module")
+def answers(questions: list[Question]) -> dict[str, str]:
+    """The answer of each scripted wording (what a model with the evidence would reply)."""
+    return {q.question: q.answer for q in questions}
+
+
 def test_model_composer_accepts_answerable_questions(
         docs: list[Document], searcher: Searcher, graph: CorpusGraph,
-        openai_server: OpenAITestServer) -> None:
-    answers: dict[str, str] = {}
-
-    def handler(request: dict[str, Any]) -> Reply:
-        user = request["messages"][-1]["content"]
-        if user.startswith("Answer the question from these documents"):
-            asked = user.rsplit("Question: ", 1)[1].strip()
-            return Reply.text(answers.get(asked, "not found"))
-        if user.startswith("Answer this question from memory"):
-            return Reply.text("unknown")
-        return Reply.json({"question": _plain(request)})
-
-    for q in generate(docs, searcher, graph, seed=0, n=40):
-        answers[q.question] = q.answer
-    openai_server.set_handler(handler)
+        openai_server: OpenAITestServer, answers: dict[str, str]) -> None:
+    """A model that words the task right and reads it back right: accepted, after a read-back
+    request with the reading schema for each question that passed the cheap checks."""
+    model = Composer(answers)
+    openai_server.set_handler(model)
     made = run_model(docs, searcher, graph, openai_server, n=3, closed_book=True)
     good = [q for q in made if not q.rejected]
     assert len(good) == 3
     assert all(q.checks.answerable and q.checks.probe_pass == 0.0 for q in good)
+    assert all(q.checks.misread == "" for q in good)
+    asked = [r["messages"][-1]["content"] for r in model.read_requests]
+    for q in good:
+        assert prompts.QUESTION_READ_BACK_PROMPT.format(
+            question=q.question, noun="entry", nouns="entries") in asked
+    assert all(r["response_format"]["json_schema"]["schema"] == READING_SCHEMA
+               for r in model.read_requests)
+
+
+def _reversed(right: dict[str, Any]) -> dict[str, Any]:
+    """The reading with its first relation turned round (as the real model wrote them)."""
+    if right["answer_relation"] == "mentioned_by_clues":
+        return {**right, "answer_relation": "mentions_clues"}
+    first, *rest = right["clues"]
+    return {**right, "clues": [{**first, "direction": "mentions_source"}, *rest]}
+
+
+def test_a_reversed_reading_is_rejected_as_misread(
+        docs: list[Document], searcher: Searcher, graph: CorpusGraph,
+        openai_server: OpenAITestServer, answers: dict[str, str]) -> None:
+    model = Composer(answers, read_back=_reversed)
+    openai_server.set_handler(model)
+    made = run_model(docs, searcher, graph, openai_server, n=1, attempts_per_question=4)
+    misreads = [q for q in made if q.rejected.startswith("misread(")]
+    assert misreads and not any(not q.rejected for q in made)
+    for q in misreads:
+        assert q.spec is not None
+        first = next((s.phrase for s in q.spec.steps if s.phrase), q.spec.pattern)
+        want = ("misread(answer_relation mentions_clues)" if q.spec.family == "intersection"
+                else f"misread(reversed “{first.lower()}”)")
+        assert q.rejected == want and q.checks.misread == want[len("misread("):-1]
+        assert q.question not in model.oracle_asked, "rejected before the oracle check"
+
+
+def test_an_unparsable_reading_is_rejected_with_its_raw_reply(
+        docs: list[Document], searcher: Searcher, graph: CorpusGraph,
+        openai_server: OpenAITestServer, answers: dict[str, str]) -> None:
+    model = Composer(answers, read_back=lambda right: "It asks for an entry, I think.")
+    openai_server.set_handler(model)
+    made = run_model(docs, searcher, graph, openai_server, n=1, attempts_per_question=2)
+    misreads = [q for q in made if q.rejected == "misread(unparsable)"]
+    assert misreads and not any(not q.rejected for q in made)
+    assert all(q.raw == "It asks for an entry, I think." for q in misreads)
+    off = Composer(answers, read_back=lambda right: "never asked")
+    openai_server.set_handler(off)
+    made = run_model(docs, searcher, graph, openai_server, n=1, round_trip=False)
+    assert not off.read_requests and sum(not q.rejected for q in made) == 1
+
+
+def test_scripted_questions_are_not_read_back(questions: list[Question]) -> None:
+    """The scripted frames are right by construction: no round trip (and no model) for them."""
+    assert all(q.checks.misread is None for q in questions)
+    assert not any(r.startswith("misread") for q in questions for r in split_reasons(q.rejected))
+    with pytest.raises(TypeError, match=r"QuestionConfig.round_trip='no': use true or false"):
+        QuestionConfig(round_trip="no")  # type: ignore[arg-type]
+
+
+def test_misread_names_what_differs(graph: CorpusGraph, accepted: list[Question]) -> None:
+    """The comparison on the two wordings the real 0.5B model wrote backwards."""
+    inter = next(q.spec for q in accepted if q.spec and q.spec.family == "intersection")
+    starts = [graph.title(s.doc) for s in inter.steps if s.relation == "start"]
+    clues = tuple((s.phrase, "mentioned_by_source") for s in inter.steps if s.phrase)
+    right = Reading(named=tuple(starts), clues=clues, answer_relation="mentioned_by_clues",
+                    asks="title")
+    assert misread(inter, right, graph) == ""
+    backwards = dataclasses.replace(right, answer_relation="mentions_clues")
+    assert misread(inter, backwards, graph) == "answer_relation mentions_clues"
+    agg = next(q.spec for q in accepted if q.spec and q.spec.family == "aggregation"
+               and q.spec.operation == "count")
+    reading = Reading(named=(f"“{graph.title(agg.start)}”",),
+                      clues=((agg.pattern.upper(), "mentions_source"),), answer_relation="none",
+                      asks="list")
+    assert misread(agg, reading, graph) == (f"reversed “{agg.pattern.lower()}”; "
+                                            "asks list not count")
+    assert misread(agg, dataclasses.replace(reading, named=("other",), clues=()), graph) == (
+        f"start “{graph.title(agg.start).lower()}” missing; extra start “other”; "
+        f"phrase “{agg.pattern.lower()}” missing; asks list not count")
+
+
+def test_parse_reading() -> None:
+    reply = ('```json\n{"named": ["magic"], "clues": [{"phrase": "works", "direction": '
+             '"mentions_source"}], "answer_relation": "none", "asks": "count"}\n```')
+    assert parse_reading(reply) == Reading(named=("magic",), clues=(("works", "mentions_source"),),
+                                           answer_relation="none", asks="count")
+    for bad in ("nope", "[]",
+                '{"named": "magic", "clues": [], "answer_relation": "none", "asks": "title"}',
+                ('{"named": [], "clues": [{"phrase": "w", "direction": "up"}], '
+                 '"answer_relation": "none", "asks": "title"}'),
+                '{"named": [], "clues": [], "answer_relation": "none", "asks": "why"}'):
+        with pytest.raises(ReadingParseError):
+            parse_reading(bad)
 
 
 def make_build(root: Path, docs: list[Document]) -> BuildDir:
@@ -305,7 +466,7 @@ def test_cli_questions(tmp_path: Path, docs: list[Document], capsys: Any) -> Non
 
     build = make_build(tmp_path / "b", docs)
     assert main(["questions", str(build.root), "-n", "3", "--kinds", "aggregation",
-                 "--min-calls", "20-80", "--seed", "3"]) == 0
+                 "--min-calls", "20-80", "--seed", "3", "--no-round-trip"]) == 0
     assert re.search(r"3 accepted of \d+ tried", capsys.readouterr().out)
     rows = [json.loads(line) for p in build.questions.glob("part-*.jsonl")
             for line in p.read_text().splitlines()]

@@ -55,6 +55,9 @@ class QuestionConfig:
     min_words: int = 6
     max_words: int = 160
     near_duplicate: float = 0.7  # word-shingle Jaccard at or above which a question repeats one
+    # model composer: the model reads its question back (named starts, each relation's
+    # direction, phrases, what is asked); a reading that differs from the spec rejects it
+    round_trip: bool = True
     closed_book: bool = False  # model teacher: probe without tools, reject what it answers
     probe_samples: int = 2  # closed-book attempts per question
     max_probe_pass: float = 0.0  # keep questions the probe answers at most this share of times
@@ -66,6 +69,8 @@ class QuestionConfig:
     def __post_init__(self) -> None:
         if self.ladder and not all(isinstance(r, Rung) for r in self.ladder):
             raise ValueError("QuestionConfig.ladder must hold Rung(min_calls, max_calls, n) items")
+        if not isinstance(self.round_trip, bool):
+            raise TypeError(f"QuestionConfig.round_trip={self.round_trip!r}: use true or false")
         bad = [k for k in self.kinds if k not in QUESTION_KINDS]
         if not self.kinds or bad:
             raise ValueError(f"QuestionConfig.kinds={self.kinds!r}: use one or more of "

@@ -3,14 +3,17 @@
 The spec and a plain wording go into a prompt (synth/prompts.py); the model answers with
 `{"question": ...}` through a JSON-schema `response_format`, parsed in exactly one function,
 `parse_question_json`, which raises `QuestionParseError`. The answer is the spec's, never the
-model's. The same model then answers the question with its evidence documents in the prompt
-(the oracle-context check) and, when asked, without them (the closed-book probe).
+model's. The same model then reads the question back into a `Reading` (the round trip:
+`read_back`, parsed by `parse_reading`), which `misread` compares with the spec, answers the
+question with its evidence documents in the prompt (the oracle-context check) and, when asked,
+without them (the closed-book probe).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from hopforge.synth import prompts
@@ -26,8 +29,32 @@ QUESTION_SCHEMA: dict[str, Any] = {
     "required": ["question"],
     "additionalProperties": False,
 }
+DIRECTIONS = ("mentioned_by_source", "mentions_source")
+ANSWER_RELATIONS = ("mentioned_by_clues", "mentions_clues", "none")
+ASKS = ("title", "year", "count", "list", "earlier", "later")
+READING_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "named": {"type": "array", "items": {"type": "string"}},
+        "clues": {"type": "array", "items": {
+            "type": "object",
+            "properties": {"phrase": {"type": "string"},
+                           "direction": {"type": "string", "enum": list(DIRECTIONS)}},
+            "required": ["phrase", "direction"],
+            "additionalProperties": False,
+        }},
+        "answer_relation": {"type": "string", "enum": list(ANSWER_RELATIONS)},
+        "asks": {"type": "string", "enum": list(ASKS)},
+    },
+    "required": ["named", "clues", "answer_relation", "asks"],
+    "additionalProperties": False,
+}
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 EVIDENCE_CHARS = 1500  # of each evidence document in the oracle-context prompt
+_OPERATIONS = {"count": "how many of the set meet the condition",
+               "list": "the titles of those that meet it",
+               "max": "which of those that meet it states the latest year",
+               "min": "which of those that meet it states the earliest year"}
 
 
 class QuestionParseError(ModelResponseError):
@@ -38,8 +65,22 @@ class QuestionParseError(ModelResponseError):
         self.raw = raw  # the reply as the model wrote it
 
 
-def parse_question_json(text: str) -> str:
-    """The question of a model reply; raises QuestionParseError saying what was wrong."""
+class ReadingParseError(QuestionParseError):
+    """The model's read-back is not a JSON object of `READING_SCHEMA`."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reading:
+    """What a question asks, as the model reads it back: the fields of `READING_SCHEMA`."""
+
+    named: tuple[str, ...]
+    clues: tuple[tuple[str, str], ...]  # (phrase, direction)
+    answer_relation: str
+    asks: str
+
+
+def _json_object(text: str, error: type[QuestionParseError]) -> dict[str, Any]:
+    """The JSON object of a reply (fences and text around it dropped), or `error`."""
     body = text.strip()
     fenced = _FENCE.match(body)
     if fenced:
@@ -49,13 +90,69 @@ def parse_question_json(text: str) -> str:
     try:
         obj = json.loads(body)
     except json.JSONDecodeError as exc:
-        raise QuestionParseError(f"reply is not JSON ({exc.msg} at char {exc.pos})", text) from None
+        raise error(f"reply is not JSON ({exc.msg} at char {exc.pos})", text) from None
     if not isinstance(obj, dict):
-        raise QuestionParseError(f"reply is JSON {type(obj).__name__}, expected an object", text)
+        raise error(f"reply is JSON {type(obj).__name__}, expected an object", text)
+    return obj
+
+
+def parse_question_json(text: str) -> str:
+    """The question of a model reply; raises QuestionParseError saying what was wrong."""
+    obj = _json_object(text, QuestionParseError)
     question = obj.get("question")
     if not isinstance(question, str) or not question.strip():
         raise QuestionParseError(f"reply has no non-empty question: keys {sorted(obj)}", text)
     return " ".join(question.split())
+
+
+def parse_reading(text: str) -> Reading:
+    """The read-back of a model reply; raises ReadingParseError saying what was wrong."""
+    obj = _json_object(text, ReadingParseError)
+    named, clues = obj.get("named"), obj.get("clues")
+    relation, asks = obj.get("answer_relation"), obj.get("asks")
+    if not isinstance(named, list) or not all(isinstance(n, str) for n in named):
+        raise ReadingParseError("reply's named is not a list of titles", text)
+    if not isinstance(clues, list) or not all(
+            isinstance(c, dict) and isinstance(c.get("phrase"), str)
+            and c.get("direction") in DIRECTIONS for c in clues):
+        raise ReadingParseError(f"reply's clues are not phrases with a direction in "
+                                f"{DIRECTIONS}", text)
+    if relation not in ANSWER_RELATIONS or asks not in ASKS:
+        raise ReadingParseError(f"reply's answer_relation={relation!r} or asks={asks!r} is "
+                                "not one of the schema's", text)
+    return Reading(named=tuple(named), clues=tuple((c["phrase"], c["direction"]) for c in clues),
+                   answer_relation=relation, asks=asks)
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.strip().strip("“”\"'‘’").lower().split())
+
+
+def misread(spec: Spec, reading: Reading, graph: CorpusGraph) -> str:
+    """What `reading` gets wrong about `spec` ("; "-joined), or "" when it reads it right.
+
+    Every step of a spec reaches a document that the one before mentions (an aggregation's
+    set too), so each phrase must be read `mentioned_by_source`; an intersection's answer is
+    mentioned by the documents its clues reach."""
+    starts = {_norm(graph.title(s.doc)) for s in spec.steps if s.relation == "start"}
+    phrases = {_norm(s.phrase) for s in spec.steps if s.phrase} | (
+        {_norm(spec.pattern)} if spec.pattern else set())
+    named = {_norm(n) for n in reading.named}
+    read = {_norm(p): d for p, d in reading.clues}
+    wrong = [f"start “{t}” missing" for t in sorted(starts - named)]
+    wrong += [f"extra start “{t}”" for t in sorted(named - starts)]
+    wrong += [f"phrase “{p}” missing" for p in sorted(phrases - set(read))]
+    wrong += [f"extra phrase “{p}”" for p in sorted(set(read) - phrases - starts)]
+    wrong += [f"reversed “{p}”" for p in sorted(phrases & set(read))
+              if any(_norm(q) == p and d != "mentioned_by_source" for q, d in reading.clues)]
+    if spec.family == "intersection" and reading.answer_relation != "mentioned_by_clues":
+        wrong.append(f"answer_relation {reading.answer_relation}")
+    asks = {"max": "later", "min": "earlier"}.get(spec.operation, spec.operation)
+    if spec.family not in ("comparison", "aggregation"):
+        asks = "year" if spec.answer_type == "year" else "title"
+    if reading.asks != asks:
+        wrong.append(f"asks {reading.asks} not {asks}")
+    return "; ".join(wrong)
 
 
 def describe(spec: Spec, graph: CorpusGraph) -> str:
@@ -67,11 +164,18 @@ def describe(spec: Spec, graph: CorpusGraph) -> str:
             lines.append(f"{i}. start at the {noun} \"{graph.title(s.doc)}\"")
         elif s.relation in ("link", "compare"):
             lines.append(f"{i}. go to the {noun} it mentions that contains \"{s.phrase}\"")
-        elif s.relation == "constraint":
+        elif s.relation == "constraint" and s.phrase:
             lines.append(f"{i}. the {noun} contains \"{s.phrase}\"")
+    if spec.family == "intersection":
+        lines.append(f"ask for the one {noun} that each {noun} reached by a \"go to\" step "
+                     "mentions")
     if spec.family == "aggregation":
-        lines.append(f"set: the {noun}s reached ({spec.scope}); condition: contains "
-                     f"\"{spec.pattern}\"; ask for: {spec.operation}")
+        start, nouns = graph.title(spec.start), graph.nouns
+        scope = (f"the {nouns} mentioned by the {nouns} that \"{start}\" mentions (not those "
+                 f"nor \"{start}\")" if spec.scope == "links2"
+                 else f"the {nouns} that \"{start}\" mentions")
+        lines.append(f"set: {scope}; condition: contains \"{spec.pattern}\"; ask for: "
+                     f"{_OPERATIONS.get(spec.operation, spec.operation)}")
     if spec.family == "comparison":
         lines.append(f"ask which of the two states the {spec.operation} year")
     if spec.answer_type == "year":
@@ -109,6 +213,17 @@ class ModelComposer:
             messages, response_format=json_schema_format(QUESTION_SCHEMA, name="question"),
             temperature=self.temperature, max_tokens=self.max_tokens)
         return parse_question_json(completion.text)
+
+    async def read_back(self, question: str) -> Reading:
+        """The round trip: the model reads `question` back; raises ReadingParseError or
+        ModelError."""
+        prompt = prompts.QUESTION_READ_BACK_PROMPT.format(
+            question=question, noun=self.graph.noun, nouns=self.graph.nouns)
+        completion = await self.teacher.complete(
+            [{"role": "user", "content": prompt}],
+            response_format=json_schema_format(READING_SCHEMA, name="reading"),
+            temperature=0.0, max_tokens=self.max_tokens)
+        return parse_reading(completion.text)
 
     async def answers_with_evidence(self, q: Question) -> bool:
         """The oracle-context check: with the evidence documents at hand, is it answered?"""

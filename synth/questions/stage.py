@@ -21,7 +21,12 @@ from hopforge.synth.questions import checks, scripted
 from hopforge.synth.questions.config import QuestionConfig
 from hopforge.synth.questions.families import Draft, Families
 from hopforge.synth.questions.graph import CorpusGraph
-from hopforge.synth.questions.model import ModelComposer, QuestionParseError
+from hopforge.synth.questions.model import (
+    ModelComposer,
+    QuestionParseError,
+    ReadingParseError,
+    misread,
+)
 from hopforge.synth.records import Checks, Question, Spec, Step
 from hopforge.synth.teacher.chat import ChatModel, ModelResponseError, ModelUnavailable
 
@@ -263,6 +268,10 @@ class _Stage:
         if q.rejected or self.model is None:
             return q
         try:
+            if self.config.round_trip:
+                q = await self._round_trip(q, self.model)
+                if q.rejected:
+                    return q
             ok = await self.model.answers_with_evidence(q)
             q = replace(q, checks=replace(q.checks, answerable=ok))
             if not ok:
@@ -278,6 +287,18 @@ class _Stage:
             log.warning("model check failed for %s: %s", q.qid, exc)
             return replace(q, rejected=f"model_error({_detail(exc)})")
         return q
+
+    async def _round_trip(self, q: Question, model: ModelComposer) -> Question:
+        """`q` read back by the model and compared with its spec; rejected as `misread(...)`."""
+        assert q.spec is not None
+        try:
+            wrong = misread(q.spec, await model.read_back(q.question), self.graph)
+        except ReadingParseError as exc:
+            log.info("read-back of %s did not parse: %s", q.qid, exc)
+            return replace(q, checks=replace(q.checks, misread="unparsable"),
+                           rejected="misread(unparsable)", raw=exc.raw)
+        q = replace(q, checks=replace(q.checks, misread=wrong))
+        return replace(q, rejected=f"misread({_detail(Exception(wrong))})") if wrong else q
 
 
 def _detail(exc: Exception) -> str:
