@@ -124,9 +124,13 @@ class StageRun:
     started: float  # time.perf_counter() of this process when the stage started
 
 
-def begin_stage(build_root: str | Path, stage: str,
-                context: BuildContext | None = None) -> StageRun | StageResult:
-    """Start a stage: its skipped result when it is done already, else the started run."""
+def begin_stage(build_root: str | Path, stage: str, context: BuildContext | None = None, *,
+                reset: bool = True) -> StageRun | StageResult:
+    """Start a stage: its skipped result when it is done already, else the started run.
+
+    `reset=False` keeps the outputs of a resumable stage that is not resumed (a per-stage
+    command's runner checks them against its own settings).
+    """
     from hopforge.flows import stages as runners
 
     context = context or open_build(build_root)
@@ -143,7 +147,7 @@ def begin_stage(build_root: str | Path, stage: str,
     start = read_marker(build, stage, "start")
     resume = bool(start and start.get("key") == key and stage_spec(stage).resumable)
     drop_markers(build, stage)
-    if not resume and stage_spec(stage).resumable:
+    if reset and not resume and stage_spec(stage).resumable:
         reset_outputs(build, stage)
     remove_temporaries(stage_outputs(build, stage))
     write_marker(build, stage, "start", {"stage": stage, "key": key, "config_hash": config_hash})

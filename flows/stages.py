@@ -21,6 +21,7 @@ from hopforge.flows.registry import SPECS, stage_spec
 from hopforge.flows.state import source_fingerprint
 
 if TYPE_CHECKING:
+    from hopforge.export.records import ExportResult
     from hopforge.flows.run_trajectories import PartPlan
 
 log = logging.getLogger(__name__)
@@ -61,7 +62,7 @@ def _ingest(context: BuildContext, progress: Progress) -> dict[str, Any]:
             "and format (`hopforge ingest --help` lists the formats)"
         )
     write_corpus(build, result.documents, result.stats)
-    return _headline("ingest", result.stats)
+    return headline("ingest", result.stats)
 
 
 def _builtin_path(source: str) -> Path:
@@ -74,7 +75,7 @@ def _index(context: BuildContext, progress: Progress) -> dict[str, Any]:
     from hopforge.corpus.index import build_index
 
     build, config = context.build, context.config
-    return _headline("index", build_index(build, config.stages["index"]))
+    return headline("index", build_index(build, config.stages["index"]))
 
 
 def open_teacher(config: BuildConfig) -> Any:
@@ -102,7 +103,7 @@ def _questions(context: BuildContext, progress: Progress) -> dict[str, Any]:
     build, config = context.build, context.config
     report = run_questions_build(build, config.stages["questions"],
                                  teacher=open_teacher(config), progress=progress)
-    return _headline("questions", report)
+    return headline("questions", report)
 
 
 def _trajectories(context: BuildContext, progress: Progress) -> dict[str, Any]:
@@ -112,7 +113,7 @@ def _trajectories(context: BuildContext, progress: Progress) -> dict[str, Any]:
     report = run_trajectories_build(build, config.stages["trajectories"],
                                     teacher=open_teacher(config), progress=progress,
                                     searcher=open_search(config))
-    return _headline("trajectories", report)
+    return headline("trajectories", report)
 
 
 def _check_parted(stage: str) -> None:
@@ -155,21 +156,21 @@ def finish_parts(stage: str, context: BuildContext, parts: Sequence[Mapping[str,
     report = finish_trajectories_build(build, config.stages["trajectories"],
                                        teacher=config.teacher.label, parts=parts,
                                        seconds=seconds)
-    return _headline("trajectories", report)
+    return headline("trajectories", report)
 
 
 def _score(context: BuildContext, progress: Progress) -> dict[str, Any]:
     from hopforge.flows.run_filters import score_build
 
     build, config = context.build, context.config
-    return _headline("score", score_build(build, config.stages["score"], force=True))
+    return headline("score", score_build(build, config.stages["score"], force=True))
 
 
 def _filter(context: BuildContext, progress: Progress) -> dict[str, Any]:
     from hopforge.flows.run_filters import filter_build
 
     build, config = context.build, context.config
-    return _headline("filter", filter_build(build, config.stages["filter"], force=True))
+    return headline("filter", filter_build(build, config.stages["filter"], force=True))
 
 
 def _export(context: BuildContext, progress: Progress) -> dict[str, Any]:
@@ -177,6 +178,11 @@ def _export(context: BuildContext, progress: Progress) -> dict[str, Any]:
 
     result = export_build(context.build, context.config.stages["export"],
                           build_toml=context.frozen_toml)
+    return export_stats(result)
+
+
+def export_stats(result: ExportResult) -> dict[str, Any]:
+    """The statistics of an export that its done-marker keeps."""
     stats: dict[str, Any] = {"records": result.total, "shards": len(result.shards),
                              "rejected": len(result.rejected),
                              "contaminated": len(result.contaminated)}
@@ -184,7 +190,8 @@ def _export(context: BuildContext, progress: Progress) -> dict[str, Any]:
     return stats
 
 
-def _headline(stage: str, report: dict[str, Any]) -> dict[str, Any]:
+def headline(stage: str, report: dict[str, Any]) -> dict[str, Any]:
+    """The statistics of a stage's report that its done-marker keeps (`StageSpec.headline`)."""
     out: dict[str, Any] = {}
     for path in stage_spec(stage).headline:
         value: Any = report
