@@ -7,6 +7,7 @@ import json
 import logging
 import shutil
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,7 +19,7 @@ from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.layout import BuildDir
 from hopforge.corpus.parts import write_json
 from hopforge.corpus.passages import index_text, split_documents
-from hopforge.corpus.records import Passage
+from hopforge.corpus.records import Document, Passage
 from hopforge.corpus.tokenize import Tokenizer, TokenizerConfig
 
 if TYPE_CHECKING:
@@ -304,8 +305,12 @@ def read_index_manifest(build: BuildDir) -> dict[str, Any]:
     return manifest
 
 
-def load_searcher_parts(build: BuildDir, *, embedder: Embedder | None = None) -> dict[str, Any]:
-    """Constructor arguments of a `Searcher` over BUILD/index/ (see `Searcher.load`)."""
+def load_searcher_parts(build: BuildDir, *, embedder: Embedder | None = None,
+                        documents: Sequence[Document] | None = None) -> dict[str, Any]:
+    """Constructor arguments of a `Searcher` over BUILD/index/ (see `Searcher.load`).
+
+    `documents`: the build's corpus when the caller has read it already.
+    """
     from hopforge.corpus.store import corpus_fingerprint, read_documents
 
     manifest = read_index_manifest(build)
@@ -315,7 +320,7 @@ def load_searcher_parts(build: BuildDir, *, embedder: Embedder | None = None) ->
     config = IndexConfig.from_dict(manifest["config"])
     paths = index_paths(build)
     parts: dict[str, Any] = {
-        "documents": read_documents(build),
+        "documents": documents if documents is not None else read_documents(build),
         "passages": _read_passages(paths["passages"]),
         "bm25": BM25Index.load(paths["bm25"]),
         "config": config,

@@ -96,11 +96,15 @@ class Searcher:
                    embedder=embedder if dense else None, vectors=vectors)
 
     @classmethod
-    def load(cls, build: BuildDir, *, embedder: Embedder | None = None) -> Searcher:
-        """The searcher of a built index (BUILD/index/) over the build's corpus."""
+    def load(cls, build: BuildDir, *, embedder: Embedder | None = None,
+             documents: Sequence[Document] | None = None) -> Searcher:
+        """The searcher of a built index (BUILD/index/) over the build's corpus.
+
+        `documents`: the corpus when the caller has read it already (it is not read again).
+        """
         from hopforge.corpus.index import load_searcher_parts
 
-        return cls(**load_searcher_parts(build, embedder=embedder))
+        return cls(**load_searcher_parts(build, embedder=embedder, documents=documents))
 
     # -- retrieval ---------------------------------------------------------------------------
 

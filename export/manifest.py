@@ -7,7 +7,7 @@ import json
 import statistics
 import tomllib
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -35,24 +35,26 @@ def hopforge_version() -> str:
         return "unknown"
 
 
-def read_build_config(build: BuildDir) -> dict[str, Any]:
-    """The build's frozen config (empty when build.toml is absent)."""
-    if not build.config.is_file():
-        return {}
-    with open(build.config, "rb") as fh:
-        return tomllib.load(fh)
+def read_build_toml(build: BuildDir) -> str | None:
+    """The text of the build's frozen config, None when build.toml is absent."""
+    return build.config.read_text(encoding="utf-8") if build.config.is_file() else None
 
 
-def config_hash(build: BuildDir) -> str | None:
-    """The hash recorded in build.toml, else the sha256 of the file; None without one."""
-    if not build.config.is_file():
+def parse_build_config(text: str | None) -> dict[str, Any]:
+    """The tables of a frozen config's text (empty without one)."""
+    return tomllib.loads(text) if text is not None else {}
+
+
+def config_hash(text: str | None, config: Mapping[str, Any]) -> str | None:
+    """The hash recorded in build.toml (`text`, parsed as `config`), else the sha256 of the
+    file; None without one."""
+    if text is None:
         return None
-    config = read_build_config(build)
     for table in (config, config.get("build") or {}, config.get("meta") or {}):
         for key in ("config_hash", "hash"):
             if isinstance(table.get(key), str):
                 return str(table[key])
-    return hashlib.sha256(build.config.read_bytes()).hexdigest()
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def corpus_fingerprint(build: BuildDir) -> str | None:

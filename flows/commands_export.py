@@ -85,7 +85,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def run_export(args: argparse.Namespace) -> int:
     """Run the export and print what it wrote."""
     from hopforge.export.records import ExportConfig
+    from hopforge.flows.engine import StageResult
     from hopforge.flows.run_export import export_build
+    from hopforge.flows.stage_command import begin_command, done_message, finish_command
+    from hopforge.flows.stages import export_stats
 
     if not args.build or args.build.startswith("-"):
         raise HopforgeError("give the build directory first: hopforge export BUILD [options]")
@@ -102,7 +105,12 @@ def run_export(args: argparse.Namespace) -> int:
         licence=args.licence,
         allow_unfiltered=args.allow_unfiltered,
     )
+    begun = begin_command(args.build, "export", config)
+    if isinstance(begun, StageResult):
+        print(done_message(args.build, "export"))
+        return 0
     result = export_build(args.build, config)
+    finish_command(args.build, begun, export_stats(result))
     for kind, splits in result.counts.items():
         parts = ", ".join(f"{split} {n}" for split, n in sorted(splits.items())) or "nothing"
         print(f"{kind}: {parts}")

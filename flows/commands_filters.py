@@ -93,7 +93,10 @@ def run_score(args: argparse.Namespace) -> int:
     """`hopforge score`."""
     from hopforge.filters.pointwise import ScoreConfig
     from hopforge.filters.report import score_summary
+    from hopforge.flows.engine import StageResult
     from hopforge.flows.run_filters import score_build
+    from hopforge.flows.stage_command import begin_command, done_message, finish_command
+    from hopforge.flows.stages import headline
 
     _check_build(args.build)
     table = _table(args.build, "score", args.set)
@@ -104,7 +107,12 @@ def run_score(args: argparse.Namespace) -> int:
     if args.judge_model:
         table["judge_model"] = args.judge_model
     config = _config(ScoreConfig, "score", table)
+    begun = begin_command(args.build, "score", config, force=args.force)
+    if isinstance(begun, StageResult):
+        print(done_message(args.build, "score"))
+        return 0
     report = score_build(args.build, config, force=args.force)
+    finish_command(args.build, begun, headline("score", report))
     state = "up to date" if report.get("up_to_date") else "written"
     print(f"scores {state}: {args.build / 'scores'}, pairs: {args.build / 'pairs'}")
     print(score_summary(report))
@@ -115,7 +123,10 @@ def run_filter(args: argparse.Namespace) -> int:
     """`hopforge filter`."""
     from hopforge.filters.report import filter_summary
     from hopforge.filters.select import FilterConfig
+    from hopforge.flows.engine import StageResult
     from hopforge.flows.run_filters import filter_build
+    from hopforge.flows.stage_command import begin_command, done_message, finish_command
+    from hopforge.flows.stages import headline
 
     _check_build(args.build)
     table = _table(args.build, "filter", args.set)
@@ -133,7 +144,13 @@ def run_filter(args: argparse.Namespace) -> int:
             config = dataclasses.replace(config, **changes)
         except ValueError as exc:
             raise HopforgeError(str(exc)) from None
+    begun = begin_command(args.build, "filter", config, force=args.force,
+                          other_inputs=args.reference is not None)
+    if isinstance(begun, StageResult):
+        print(done_message(args.build, "filter"))
+        return 0
     report = filter_build(args.build, config, reference=args.reference, force=args.force)
+    finish_command(args.build, begun, headline("filter", report))
     state = "up to date" if report.get("up_to_date") else "written"
     d = report["decisions"]
     print(f"filter decisions {state}: {args.build / 'filtered'} "

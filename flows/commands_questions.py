@@ -123,8 +123,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def run_command(args: argparse.Namespace) -> int:
     """Run the question stage on BUILD and print a summary."""
     from hopforge.corpus.layout import BuildDir
+    from hopforge.flows.engine import StageResult
     from hopforge.flows.run_questions import run_questions_build
-    from hopforge.flows.teacher_options import open_teacher
+    from hopforge.flows.stage_command import begin_command, done_message, finish_command
+    from hopforge.flows.stages import headline
+    from hopforge.flows.teacher_options import open_settings, resolve_teacher
     from hopforge.synth.questions.config import QuestionConfig, Rung
 
     try:
@@ -147,12 +150,18 @@ def run_command(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:
         raise HopforgeError(f"{exc}; see `hopforge questions --help`") from None
-    teacher = open_teacher(args)
-    if config.closed_book and teacher is None:
+    settings = resolve_teacher(args)
+    if config.closed_book and settings.config.kind == "scripted":
         raise HopforgeError("--closed-book and --max-probe-pass need a model teacher: add "
                             "--teacher openai ...")
-    report = run_questions_build(BuildDir.at(args.build), config, teacher=teacher,
-                                 force=args.force)
+    begun = begin_command(args.build, "questions", config, force=args.force,
+                          teacher=(settings.config.kind, settings.config.model))
+    if isinstance(begun, StageResult):
+        print(done_message(args.build, "questions"), file=sys.stdout)
+        return 0
+    report = run_questions_build(BuildDir.at(args.build), config,
+                                 teacher=open_settings(settings), force=args.force)
+    finish_command(args.build, begun, headline("questions", report))
     reasons = ", ".join(f"{k} {v}" for k, v in report["rejection_reasons"].items()) or "none"
     print(
         f"{report['accepted']} accepted of {report['attempted']} tried "

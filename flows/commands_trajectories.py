@@ -86,12 +86,21 @@ def config_from_args(args: argparse.Namespace) -> Any:
 
 def _run(args: argparse.Namespace) -> int:
     from hopforge.corpus.layout import BuildDir
+    from hopforge.flows.engine import StageResult
     from hopforge.flows.run_trajectories import run_trajectories_build
-    from hopforge.flows.teacher_options import open_teacher
+    from hopforge.flows.stage_command import begin_command, done_message, finish_command
+    from hopforge.flows.stages import headline
+    from hopforge.flows.teacher_options import open_settings, resolve_teacher
     from tqdm import tqdm
 
     config = config_from_args(args)
-    teacher = open_teacher(args)
+    settings = resolve_teacher(args)
+    begun = begin_command(args.build, "trajectories", config, force=args.force,
+                          teacher=(settings.config.kind, settings.config.model))
+    if isinstance(begun, StageResult):
+        print(done_message(args.build, "trajectories"))
+        return 0
+    teacher = open_settings(settings)
     bar = tqdm(total=0, unit="traj", desc="trajectories", file=sys.stderr,
                disable=not sys.stderr.isatty())
 
@@ -111,6 +120,7 @@ def _run(args: argparse.Namespace) -> int:
                                         searcher=searcher)  # type: ignore[arg-type]
     finally:
         bar.close()
+    finish_command(args.build, begun, headline("trajectories", report))
     terms = ", ".join(f"{k} {v}" for k, v in report["terminations"].items() if v)
     turns = report["turns"]
     print(

@@ -4,6 +4,8 @@
 `run_stage` runs one stage (or skips it when its done-marker matches); `run_build` runs them
 all in order without Prefect. The Prefect flow in flows/build.py calls the same functions, and
 `run_stage_in_parts` with `run_stage_part` to spread a stage's parts over a cluster's workers.
+A build's config is read once: `run_build` passes the one it was given to every stage as a
+`BuildContext`; a stage run without one reads BUILD/build.toml once per process (`open_build`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.layout import BuildDir
 from hopforge.flows.config import BuildConfig, load_config, read_frozen_hash, today_utc
+from hopforge.flows.context import BuildContext, open_build
 from hopforge.flows.registry import STAGES, stage_spec
 from hopforge.flows.state import (
     LOCK,
@@ -98,10 +101,8 @@ def prepare_build(
 
 
 def load_build_config(build: BuildDir) -> BuildConfig:
-    """The frozen config of a prepared build directory."""
-    if not build.config.exists():
-        raise HopforgeError(f"{build.root} has no build.toml; run `hopforge build CONFIG.toml` first")
-    return load_config(build.config)
+    """The frozen config of a prepared build directory (read once per process)."""
+    return open_build(build.root).config
 
 
 def _current_key(build: BuildDir, stage: str, config: BuildConfig, extra: str) -> str:
@@ -123,12 +124,17 @@ class StageRun:
     started: float  # time.perf_counter() of this process when the stage started
 
 
-def begin_stage(build_root: str | Path, stage: str) -> StageRun | StageResult:
-    """Start a stage: its skipped result when it is done already, else the started run."""
+def begin_stage(build_root: str | Path, stage: str, context: BuildContext | None = None, *,
+                reset: bool = True) -> StageRun | StageResult:
+    """Start a stage: its skipped result when it is done already, else the started run.
+
+    `reset=False` keeps the outputs of a resumable stage that is not resumed (a per-stage
+    command's runner checks them against its own settings).
+    """
     from hopforge.flows import stages as runners
 
-    build = BuildDir.at(Path(build_root))
-    config = load_build_config(build)
+    context = context or open_build(build_root)
+    build, config = context.build, context.config
     i = STAGES.index(stage)
     if i and read_marker(build, STAGES[i - 1], "done") is None:
         raise HopforgeError(f"stage {stage} needs {STAGES[i - 1]} to finish first")
@@ -141,7 +147,7 @@ def begin_stage(build_root: str | Path, stage: str) -> StageRun | StageResult:
     start = read_marker(build, stage, "start")
     resume = bool(start and start.get("key") == key and stage_spec(stage).resumable)
     drop_markers(build, stage)
-    if not resume and stage_spec(stage).resumable:
+    if reset and not resume and stage_spec(stage).resumable:
         reset_outputs(build, stage)
     remove_temporaries(stage_outputs(build, stage))
     write_marker(build, stage, "start", {"stage": stage, "key": key, "config_hash": config_hash})
@@ -170,15 +176,19 @@ def run_stage(
     stage: str,
     *,
     progress: Progress = None,
+    context: BuildContext | None = None,
 ) -> StageResult:
-    """Run one stage of a prepared build (skipped when done with the same key); returns stats."""
+    """Run one stage of a prepared build (skipped when done with the same key); returns stats.
+
+    `context`: the build as its caller holds it; None reads BUILD/build.toml (once per process).
+    """
     from hopforge.flows import stages as runners
 
-    begun = begin_stage(build_root, stage)
+    context = context or open_build(build_root)
+    begun = begin_stage(build_root, stage, context)
     if isinstance(begun, StageResult):
         return begun
-    build = BuildDir.at(Path(build_root))
-    stats = runners.run(stage, build, load_build_config(build), progress=progress)
+    stats = runners.run(stage, context, progress=progress)
     return finish_stage(build_root, begun, stats)
 
 
@@ -188,6 +198,7 @@ def run_stage_in_parts(
     map_parts: PartMap,
     *,
     progress: Progress = None,
+    context: BuildContext | None = None,
 ) -> StageResult:
     """Run a stage part by part: `map_parts` runs `run_stage_part` on each pending part.
 
@@ -198,12 +209,11 @@ def run_stage_in_parts(
 
     if not stage_spec(stage).parted:
         raise ValueError(f"stage {stage!r} does not run in parts")
-    begun = begin_stage(build_root, stage)
+    context = context or open_build(build_root)
+    begun = begin_stage(build_root, stage, context)
     if isinstance(begun, StageResult):
         return begun
-    build = BuildDir.at(Path(build_root))
-    config = load_build_config(build)
-    plan = runners.plan_parts(stage, build, config)
+    plan = runners.plan_parts(stage, context)
     finished = plan.finished
     if progress is not None:
         progress(finished, plan.total)
@@ -213,7 +223,7 @@ def run_stage_in_parts(
         finished += plan.sizes[result["part"]]
         if progress is not None:
             progress(finished, plan.total)
-    stats = runners.finish_parts(stage, build, config, results,
+    stats = runners.finish_parts(stage, context, results,
                                  seconds=time.perf_counter() - begun.started)
     ran_on = {f"{r['part']:05d}": r["ran_on"] for r in sorted(results, key=lambda r: r["part"])}
     return finish_stage(build_root, begun, stats, {"parts_ran_on": ran_on})
@@ -223,8 +233,7 @@ def run_stage_part(build_root: str | Path, stage: str, index: int) -> dict[str, 
     """Run part `index` of a stage that `run_stage_in_parts` planned, in this process."""
     from hopforge.flows import stages as runners
 
-    build = BuildDir.at(Path(build_root))
-    return runners.run_part(stage, build, load_build_config(build), index)
+    return runners.run_part(stage, open_build(build_root), index)
 
 
 def resolve_config(config: str, out: str | Path | None = None) -> BuildConfig:
@@ -269,10 +278,11 @@ def run_build(
     today = today_utc()
     with build_lock(config.out_dir(today).resolve()):
         build = prepare_build(config, from_stage=from_stage, force=force, today=today)
+        context = BuildContext(build=build, config=config, frozen_toml=config.frozen_toml())
         for stage in STAGES:
             bar = TerminalProgress(stage)
             try:
-                result = run_stage(build.root, stage, progress=bar)
+                result = run_stage(build.root, stage, progress=bar, context=context)
             finally:
                 bar.close()
             log.info("%s: %s in %.1f s", stage, result.status, result.seconds)

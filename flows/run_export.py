@@ -27,7 +27,8 @@ from hopforge.export.manifest import (
     build_manifest,
     config_hash,
     corpus_fingerprint,
-    read_build_config,
+    parse_build_config,
+    read_build_toml,
     style_on_rows,
     summarize,
 )
@@ -171,9 +172,15 @@ def write_kind(
     return [s for w in writers.values() for s in w.close()], rejected
 
 
-def export_build(build: BuildDir | str | Path, config: ExportConfig | None = None) -> ExportResult:
-    """Export a build to BUILD/export/ (shards, schemas, manifest, dataset card); idempotent."""
+def export_build(build: BuildDir | str | Path, config: ExportConfig | None = None, *,
+                 build_toml: str | None = None) -> ExportResult:
+    """Export a build to BUILD/export/ (shards, schemas, manifest, dataset card); idempotent.
+
+    `build_toml`: the text of BUILD/build.toml when the caller holds it (read here if None).
+    """
     build = build if isinstance(build, BuildDir) else BuildDir.at(build)
+    if build_toml is None:
+        build_toml = read_build_toml(build)
     config = config or ExportConfig()
     inputs = read_inputs(build)
     if inputs.decisions is None and not config.allow_unfiltered:
@@ -182,7 +189,7 @@ def export_build(build: BuildDir | str | Path, config: ExportConfig | None = Non
             "trajectory unfiltered with --allow-unfiltered"
         )
     eval_items = load_eval_sets(config.decontaminate)
-    build_config = read_build_config(build)
+    build_config = parse_build_config(build_toml)
     fingerprint = corpus_fingerprint(build)
     settings = tool_settings(fingerprint)
     tools, tools_source = resolve_tools(
@@ -228,7 +235,7 @@ def export_build(build: BuildDir | str | Path, config: ExportConfig | None = Non
     stats["style_on_rows"] = style_on_rows(chosen.examples, fingerprints, StyleConfig())
     stats["untrained_windows"] = chosen.untrained_windows
     provenance = {
-        "config_hash": config_hash(build),
+        "config_hash": config_hash(build_toml, build_config),
         "corpus_fingerprint": fingerprint,
         "teachers": sorted({e.trajectory.teacher for e in chosen.examples}),
         "composers": sorted({q.composer for q in inputs.questions if not q.rejected}),
@@ -247,14 +254,13 @@ def export_build(build: BuildDir | str | Path, config: ExportConfig | None = Non
     write_json(staging / MANIFEST, manifest)
     licences = corpus_licences(build, build_config, override=config.licence)
     plots = plot_distributions(_distributions(chosen.examples), staging / "plots")
-    toml_text = build.config.read_text(encoding="utf-8") if build.config.is_file() else ""
     card = render_card(
         manifest,
         name=config.dataset_name,
         licences=licences,
         plots=plots,
         suffix=shard_suffix(parquet=config.parquet, zstd=config.zstd),
-        build_toml=toml_text,
+        build_toml=build_toml or "",
     )
     atomic_write_text(staging / "README.md", card)
     _swap_in(staging, build.export)

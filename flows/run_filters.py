@@ -17,7 +17,8 @@ import hashlib
 import json
 import logging
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,14 +46,36 @@ def _build(build: BuildDir | str | Path) -> BuildDir:
     return build if isinstance(build, BuildDir) else BuildDir.at(build)
 
 
-def load_questions(build: BuildDir) -> dict[str, Question]:
+@dataclass(frozen=True, slots=True)
+class PartFiles:
+    """The finished parts of some stage folders, each read from disk once: what the stage's
+    fingerprint hashes and what its records are parsed from."""
+
+    files: dict[Path, list[tuple[str, bytes]]]
+
+    @classmethod
+    def read(cls, directories: Sequence[Path]) -> PartFiles:
+        return cls({d: [(p.name, p.read_bytes()) for p in parts.done_parts(d)]
+                    for d in directories})
+
+    def rows(self, directory: Path) -> Iterator[dict[str, Any]]:
+        """The rows of `directory`'s parts, in part order (as `parts.read_parts` gives them)."""
+        for _, data in self.files[directory]:
+            for line in data.decode("utf-8").split("\n"):  # JSON lines never hold a raw \n
+                if line.strip():
+                    yield json.loads(line)
+
+
+def load_questions(build: BuildDir, inputs: PartFiles | None = None) -> dict[str, Question]:
     """Every question of the build by qid (accepted and rejected)."""
-    return {q.qid: q for q in map(Question.from_row, parts.read_parts(build.questions))}
+    rows = inputs.rows(build.questions) if inputs else parts.read_parts(build.questions)
+    return {q.qid: q for q in map(Question.from_row, rows)}
 
 
-def load_trajectories(build: BuildDir) -> list[Trajectory]:
+def load_trajectories(build: BuildDir, inputs: PartFiles | None = None) -> list[Trajectory]:
     """Every trajectory of the build, in part order; refuses a build without any."""
-    trajs = [Trajectory.from_row(r) for r in parts.read_parts(build.trajectories)]
+    rows = inputs.rows(build.trajectories) if inputs else parts.read_parts(build.trajectories)
+    trajs = [Trajectory.from_row(r) for r in rows]
     if not trajs:
         raise HopforgeError(
             f"no finished trajectory parts in {build.trajectories}; run "
@@ -60,9 +83,10 @@ def load_trajectories(build: BuildDir) -> list[Trajectory]:
     return trajs
 
 
-def load_scores(build: BuildDir) -> dict[str, Score]:
+def load_scores(build: BuildDir, inputs: PartFiles | None = None) -> dict[str, Score]:
     """Scores by tid; refuses a build that was not scored."""
-    scores = {s.tid: s for s in map(Score.from_row, parts.read_parts(build.scores))}
+    rows = inputs.rows(build.scores) if inputs else parts.read_parts(build.scores)
+    scores = {s.tid: s for s in map(Score.from_row, rows)}
     if not scores and parts.done_parts(build.scores):
         raise HopforgeError(
             f"the scores in {build.scores} are empty: no trajectory's question was found in "
@@ -72,12 +96,12 @@ def load_scores(build: BuildDir) -> dict[str, Score]:
     return scores
 
 
-def _fingerprint(dirs: Sequence[Path], extra: Any) -> str:
+def _fingerprint(inputs: PartFiles, extra: Any) -> str:
     h = hashlib.sha256(json.dumps(extra, sort_keys=True, default=str).encode())
-    for d in dirs:
-        for p in parts.done_parts(d):
-            h.update(f"{d.name}/{p.name}".encode())
-            h.update(hashlib.sha256(p.read_bytes()).digest())
+    for d, files in inputs.files.items():
+        for name, data in files:
+            h.update(f"{d.name}/{name}".encode())
+            h.update(hashlib.sha256(data).digest())
     return h.hexdigest()
 
 
@@ -173,13 +197,13 @@ def score_build(
     config = config or ScoreConfig()
     judge_name = judge.name if judge is not None else (
         f"openai:{config.judge_model}" if config.judge_urls else "")
-    fp = _fingerprint([build.trajectories, build.questions],
-                      {"config": dataclasses.asdict(config), "judge": judge_name})
+    inputs = PartFiles.read([build.trajectories, build.questions])
+    fp = _fingerprint(inputs, {"config": dataclasses.asdict(config), "judge": judge_name})
     if not force and _up_to_date([build.scores, build.pairs], fp):
         log.info("scores are up to date in %s", build.scores)
         return _read_report(build, "scores") | {"up_to_date": True}
-    questions = load_questions(build)
-    trajs = load_trajectories(build)
+    questions = load_questions(build, inputs)
+    trajs = load_trajectories(build, inputs)
     judge_scores: dict[str, float] = {}
     judge_comps: dict[str, list[Comparison]] = {}
     if judge is not None or config.judge_urls:
@@ -296,13 +320,14 @@ def filter_build(
              "embedder": getattr(embedder, "name", "index" if embedder is None else
                                  type(embedder).__name__),
              "index": _index_model(build) if embedder is None else ""}
-    fp = _fingerprint([build.trajectories, build.questions, build.scores], extra)
+    inputs = PartFiles.read([build.trajectories, build.questions, build.scores])
+    fp = _fingerprint(inputs, extra)
     if not force and _up_to_date([build.filtered], fp):
         log.info("filter decisions are up to date in %s", build.filtered)
         return _read_report(build, "filter") | {"up_to_date": True}
-    questions = load_questions(build)
-    trajs = load_trajectories(build)
-    scores = load_scores(build)
+    questions = load_questions(build, inputs)
+    trajs = load_trajectories(build, inputs)
+    scores = load_scores(build, inputs)
     texts, source = reference_texts(build, reference, trajs)
     if embedder is None and config.dedup_questions > 0:
         embedder = default_embedder(build)

@@ -70,7 +70,7 @@ def load_searcher(build: BuildDir, docs: Sequence[Document] | None = None) -> Se
     `docs`: the build's documents when the caller has read them already.
     """
     if (build.index / "manifest.json").is_file():
-        return Searcher.load(build)
+        return Searcher.load(build, documents=docs)
     if docs is None:
         from hopforge.corpus.store import read_documents
 

@@ -15,18 +15,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hopforge.corpus.errors import HopforgeError
-from hopforge.corpus.layout import BuildDir
 from hopforge.flows.config import BUILTIN_PREFIX, BuildConfig
+from hopforge.flows.context import BuildContext
 from hopforge.flows.registry import SPECS, stage_spec
 from hopforge.flows.state import source_fingerprint
 
 if TYPE_CHECKING:
+    from hopforge.export.records import ExportResult
     from hopforge.flows.run_trajectories import PartPlan
 
 log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None] | None
-Runner = Callable[[BuildDir, BuildConfig, Progress], dict[str, Any]]
+Runner = Callable[[BuildContext, Progress], dict[str, Any]]
 
 
 def fingerprint(stage: str, config: BuildConfig) -> str:
@@ -41,16 +42,17 @@ def fingerprint(stage: str, config: BuildConfig) -> str:
     return source_fingerprint(sources)
 
 
-def run(stage: str, build: BuildDir, config: BuildConfig, *, progress: Progress = None) -> dict[str, Any]:
-    """Run `stage` on `build`; returns the stage's statistics."""
+def run(stage: str, context: BuildContext, *, progress: Progress = None) -> dict[str, Any]:
+    """Run `stage` on the build of `context`; returns the stage's statistics."""
     runner: Runner = globals()[stage_spec(stage).runner]
-    return runner(build, config, progress)
+    return runner(context, progress)
 
 
-def _ingest(build: BuildDir, config: BuildConfig, progress: Progress) -> dict[str, Any]:
+def _ingest(context: BuildContext, progress: Progress) -> dict[str, Any]:
     from hopforge.corpus.ingest import ingest_paths
     from hopforge.corpus.store import write_corpus
 
+    build, config = context.build, context.config
     paths = [_builtin_path(s) if s.startswith(BUILTIN_PREFIX) else Path(s)
              for s in config.source_paths()]
     result = ingest_paths(paths, fmt=config.corpus.format or None, strict=config.corpus.strict)
@@ -60,7 +62,7 @@ def _ingest(build: BuildDir, config: BuildConfig, progress: Progress) -> dict[st
             "and format (`hopforge ingest --help` lists the formats)"
         )
     write_corpus(build, result.documents, result.stats)
-    return _headline("ingest", result.stats)
+    return headline("ingest", result.stats)
 
 
 def _builtin_path(source: str) -> Path:
@@ -69,10 +71,11 @@ def _builtin_path(source: str) -> Path:
     return builtin_corpus_path()
 
 
-def _index(build: BuildDir, config: BuildConfig, progress: Progress) -> dict[str, Any]:
+def _index(context: BuildContext, progress: Progress) -> dict[str, Any]:
     from hopforge.corpus.index import build_index
 
-    return _headline("index", build_index(build, config.stages["index"]))
+    build, config = context.build, context.config
+    return headline("index", build_index(build, config.stages["index"]))
 
 
 def open_teacher(config: BuildConfig) -> Any:
@@ -94,21 +97,23 @@ def open_search(config: BuildConfig) -> Any:
     return RemoteSearcher(config.tools.url)
 
 
-def _questions(build: BuildDir, config: BuildConfig, progress: Progress) -> dict[str, Any]:
+def _questions(context: BuildContext, progress: Progress) -> dict[str, Any]:
     from hopforge.flows.run_questions import run_questions_build
 
+    build, config = context.build, context.config
     report = run_questions_build(build, config.stages["questions"],
                                  teacher=open_teacher(config), progress=progress)
-    return _headline("questions", report)
+    return headline("questions", report)
 
 
-def _trajectories(build: BuildDir, config: BuildConfig, progress: Progress) -> dict[str, Any]:
+def _trajectories(context: BuildContext, progress: Progress) -> dict[str, Any]:
     from hopforge.flows.run_trajectories import run_trajectories_build
 
+    build, config = context.build, context.config
     report = run_trajectories_build(build, config.stages["trajectories"],
                                     teacher=open_teacher(config), progress=progress,
                                     searcher=open_search(config))
-    return _headline("trajectories", report)
+    return headline("trajectories", report)
 
 
 def _check_parted(stage: str) -> None:
@@ -117,16 +122,17 @@ def _check_parted(stage: str) -> None:
         raise ValueError(f"stage {stage!r} does not run in parts; only {names}")
 
 
-def plan_parts(stage: str, build: BuildDir, config: BuildConfig) -> PartPlan:
+def plan_parts(stage: str, context: BuildContext) -> PartPlan:
     """Start or continue `stage` part by part: each part's size and the parts still to run."""
     from hopforge.flows.run_trajectories import plan_trajectory_parts
 
     _check_parted(stage)
-    return plan_trajectory_parts(build, config.stages["trajectories"],
+    config = context.config
+    return plan_trajectory_parts(context.build, config.stages["trajectories"],
                                  teacher=config.teacher.label)
 
 
-def run_part(stage: str, build: BuildDir, config: BuildConfig, index: int) -> dict[str, Any]:
+def run_part(stage: str, context: BuildContext, index: int) -> dict[str, Any]:
     """Run part `index` of a planned stage in this process; a model teacher gets its own client.
 
     The client is made here from [teacher] urls/model, with the API key of this process's
@@ -135,38 +141,48 @@ def run_part(stage: str, build: BuildDir, config: BuildConfig, index: int) -> di
     from hopforge.flows.run_trajectories import run_trajectory_part
 
     _check_parted(stage)
+    build, config = context.build, context.config
     return run_trajectory_part(build, config.stages["trajectories"], index,
                                teacher=open_teacher(config), searcher=open_search(config))
 
 
-def finish_parts(stage: str, build: BuildDir, config: BuildConfig,
-                 parts: Sequence[Mapping[str, Any]], *, seconds: float = 0.0) -> dict[str, Any]:
+def finish_parts(stage: str, context: BuildContext, parts: Sequence[Mapping[str, Any]], *,
+                 seconds: float = 0.0) -> dict[str, Any]:
     """Write the report of a stage whose parts are all done; returns the stage's statistics."""
     from hopforge.flows.run_trajectories import finish_trajectories_build
 
     _check_parted(stage)
+    build, config = context.build, context.config
     report = finish_trajectories_build(build, config.stages["trajectories"],
                                        teacher=config.teacher.label, parts=parts,
                                        seconds=seconds)
-    return _headline("trajectories", report)
+    return headline("trajectories", report)
 
 
-def _score(build: BuildDir, config: BuildConfig, progress: Progress) -> dict[str, Any]:
+def _score(context: BuildContext, progress: Progress) -> dict[str, Any]:
     from hopforge.flows.run_filters import score_build
 
-    return _headline("score", score_build(build, config.stages["score"], force=True))
+    build, config = context.build, context.config
+    return headline("score", score_build(build, config.stages["score"], force=True))
 
 
-def _filter(build: BuildDir, config: BuildConfig, progress: Progress) -> dict[str, Any]:
+def _filter(context: BuildContext, progress: Progress) -> dict[str, Any]:
     from hopforge.flows.run_filters import filter_build
 
-    return _headline("filter", filter_build(build, config.stages["filter"], force=True))
+    build, config = context.build, context.config
+    return headline("filter", filter_build(build, config.stages["filter"], force=True))
 
 
-def _export(build: BuildDir, config: BuildConfig, progress: Progress) -> dict[str, Any]:
+def _export(context: BuildContext, progress: Progress) -> dict[str, Any]:
     from hopforge.flows.run_export import export_build
 
-    result = export_build(build, config.stages["export"])
+    result = export_build(context.build, context.config.stages["export"],
+                          build_toml=context.frozen_toml)
+    return export_stats(result)
+
+
+def export_stats(result: ExportResult) -> dict[str, Any]:
+    """The statistics of an export that its done-marker keeps."""
     stats: dict[str, Any] = {"records": result.total, "shards": len(result.shards),
                              "rejected": len(result.rejected),
                              "contaminated": len(result.contaminated)}
@@ -174,7 +190,8 @@ def _export(build: BuildDir, config: BuildConfig, progress: Progress) -> dict[st
     return stats
 
 
-def _headline(stage: str, report: dict[str, Any]) -> dict[str, Any]:
+def headline(stage: str, report: dict[str, Any]) -> dict[str, Any]:
+    """The statistics of a stage's report that its done-marker keeps (`StageSpec.headline`)."""
     out: dict[str, Any] = {}
     for path in stage_spec(stage).headline:
         value: Any = report

@@ -88,13 +88,13 @@ if kind == "done":
 elif kind == "progress":
     stage_name, n = rest.split(":")
     run = stages.run
-    def run_stage(stage, build, config, *, progress=None):
+    def run_stage(stage, context, *, progress=None):
         def watch(done, total):
             if progress is not None:
                 progress(done, total)
             if stage == stage_name and done >= int(n):
                 die()
-        return run(stage, build, config, progress=watch)
+        return run(stage, context, progress=watch)
     stages.run = run_stage
 elif kind == "write":
     dirname, n, how = rest.split(":")

@@ -18,6 +18,7 @@ from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.layout import BuildDir
 from hopforge.corpus.parts import done_indexes
 from hopforge.flows.config import STAGES, load_config
+from hopforge.flows.context import open_build
 from hopforge.flows.engine import (
     StageResult,
     prepare_build,
@@ -215,7 +216,7 @@ def test_a_part_opens_its_own_model_client_with_the_workers_key(
                                            env={}).frozen_toml())
     openai_server.set_handler(lambda request: Reply.tool_call("answer", {"text": "Quillon"}))
     monkeypatch.setenv("HOPFORGE_API_KEY", "sk-worker")  # the worker's own environment
-    plan = stages.plan_parts("trajectories", build, load_config(build.config))
+    plan = stages.plan_parts("trajectories", open_build(build.root))
     meta = run_stage_part(build.root, "trajectories", plan.pending[0])
     assert meta["written"] and meta["ran"] == plan.sizes[plan.pending[0]]
     assert {h["authorization"] for h in openai_server.headers} == {"Bearer sk-worker"}
