@@ -235,34 +235,55 @@ def turn_windows(
     count = _memo_char_tokens() if count is char_tokens else count
     steps = _steps(traj, weights, "object", True)
     out: list[Window] = []
+    # one context manager fed turn by turn, as in the run: each prompt is rendered once
+    ctx = Context(without_tool_schemas(traj.system_prompt), question,
+                  keep_results=settings.keep_results, context_tokens=settings.context_tokens,
+                  reserve_tokens=settings.reserve_tokens)
+    cps = {c.turn: c for c in traj.checkpoints}
     for cp, carried, own, forced in _epochs(traj, steps, settings.keep_results):
         for i, step in enumerate(own):
-            if not step.assistant.get("weight"):
-                continue
-            shown = [*carried, *own[: i + 1]]
-            is_forced = forced and i == len(own) - 1
-            while True:
-                msgs = _render(traj, question, cp, shown, settings, forced=is_forced)
+            if step.assistant.get("weight"):
+                is_forced = forced and i == len(own) - 1
+                shown = [*carried, *own[: i + 1]]
+                extra = {"role": "user", "content": prompts.AGENT_FORCE_ANSWER} \
+                    if is_forced else None
+                msgs = [dict(m) for m in ctx.render(extra=extra, compact=is_forced)]
+                if not msgs[0].get("content"):
+                    msgs = msgs[1:]  # no system prompt
+                msgs.append(dict(step.assistant))
                 tokens = count(msgs, tools)
-                if tokens <= settings.max_seq_tokens:
-                    break
-                if len(shown) == 1:
-                    raise WindowTooLong(
-                        f"trajectory {traj.tid}: turn {step.turn} alone needs more than "
-                        f"max_seq_tokens={settings.max_seq_tokens} tokens; raise "
-                        "[export] max_seq_tokens"
-                    )
-                shown = shown[1:]
-            for m in _assistants(msgs)[:-1]:
-                m["weight"] = 0
-            _hide_unseen(msgs)
-            if not msgs[-1].get("weight"):
-                continue  # it used what even the teacher's prompt did not show
-            n = len(_assistants(msgs))
-            out.append(Window(messages=tuple(msgs), turns=tuple(s.turn for s in shown[-n:]),
-                              trained=(step.turn,), checkpoint=cp.turn if cp is not None else -1,
-                              tokens=tokens))
+                while tokens > settings.max_seq_tokens:  # the oldest turns leave the row
+                    if len(shown) == 1:
+                        raise WindowTooLong(
+                            f"trajectory {traj.tid}: turn {step.turn} alone needs more than "
+                            f"max_seq_tokens={settings.max_seq_tokens} tokens; raise "
+                            "[export] max_seq_tokens"
+                        )
+                    shown = shown[1:]
+                    msgs = _render(traj, question, cp, shown, settings, forced=is_forced)
+                    tokens = count(msgs, tools)
+                window = _one_turn(traj, step, msgs, shown, cp, tokens)
+                if window is not None:
+                    out.append(window)
+            ctx.add_step(step.turn, step.assistant, step.result or {}, step.pointer)
+            if step.turn in cps:
+                ctx.set_checkpoint(cps[step.turn])
     return out
+
+
+def _one_turn(traj: Trajectory, step: _Step, msgs: list[dict[str, Any]], shown: list[_Step],
+              cp: Checkpoint | None, tokens: int) -> Window | None:
+    """The one-turn row: earlier assistant messages are context; None when the turn used
+    what even the teacher's prompt did not show."""
+    for m in _assistants(msgs)[:-1]:
+        m["weight"] = 0
+    _hide_unseen(msgs)
+    if not msgs[-1].get("weight"):
+        return None
+    n = len(_assistants(msgs))
+    return Window(messages=tuple(msgs), turns=tuple(s.turn for s in shown[-n:]),
+                  trained=(step.turn,), checkpoint=cp.turn if cp is not None else -1,
+                  tokens=tokens)
 
 
 def _split(traj: Trajectory, question: str, cp: Checkpoint | None, carried: list[_Step],
