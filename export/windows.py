@@ -259,7 +259,10 @@ def turn_windows(
                             f"max_seq_tokens={settings.max_seq_tokens} tokens; raise "
                             "[export] max_seq_tokens"
                         )
-                    shown = shown[1:]
+                    # as many as the excess over the mean turn's size, at least one
+                    excess = tokens - settings.max_seq_tokens
+                    drop = max(1, math.ceil(excess * len(shown) / max(1, tokens)))
+                    shown = shown[min(drop, len(shown) - 1):]
                     msgs = _render(traj, question, cp, shown, settings, forced=is_forced)
                     tokens = count(msgs, tools)
                 window = _one_turn(traj, step, msgs, shown, cp, tokens)
