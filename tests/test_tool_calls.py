@@ -141,3 +141,12 @@ def test_parse_completion_reads_bare_json_and_says_so() -> None:
     # A fence without a JSON object in it does not hide a bare object elsewhere.
     mixed = Completion(text='```\nsome code\n```\n{"name": "answer", "arguments": {"text": "x"}}')
     assert parse_completion(mixed).fmt == "json"
+
+
+def test_arguments_written_beside_the_name_are_read() -> None:
+    # Qwen2.5-Coder-0.5B on vLLM wrote this answer four times in a row (check-teacher)
+    parsed = parse_bare_json_call('{"name": "answer", "text": "177d3c9bd1485c28 contains products"}')
+    assert parsed.call == ToolCall(name="answer", arguments={"text": "177d3c9bd1485c28 contains products"},
+                                   call_id=parsed.call.call_id)
+    nested = parse_bare_json_call('{"name": "search", "arguments": {"query": "x"}, "k": 3}')
+    assert nested.call.arguments == {"query": "x"}  # an arguments object wins over stray keys

@@ -218,7 +218,10 @@ def _call_from_json(body: str, raw: str) -> ToolCall:
         raise MalformedToolCall(
             f'The tool call has no "name". Write {_EXAMPLE}.', raw
         )
-    args_value: Any = next((obj[k] for k in _ARG_KEYS if k in obj), {})
+    if any(k in obj for k in _ARG_KEYS):
+        args_value: Any = next(obj[k] for k in _ARG_KEYS if k in obj)
+    else:  # arguments beside the name ({"name": "answer", "text": "..."}), as small models write
+        args_value = {k: v for k, v in obj.items() if k not in (*_NAME_KEYS, "id", "type")}
     return ToolCall(name=name.strip(), arguments=_arguments_object(args_value, raw))
 
 
