@@ -97,6 +97,14 @@ def test_answers_are_right_and_unanswerable_ones_stop(build: list[Trajectory],
     assert len(why) >= 0.75 * len(said)  # the reason is in the last thought
 
 
+def test_persistent_faults_never_end_a_run_in_a_repetition_stop(
+        generated: list[Question], jargon: Searcher) -> None:
+    # heavy faults, a quarter persistent: a page that never comes through is given up on
+    # (another way, or find), never asked for a fourth time
+    runs = solve(generated, jargon, faults=0.3)
+    assert [t.reason for t in runs if t.termination != "answer"] == []
+
+
 def test_it_reads_on_checks_candidates_and_goes_back(build: list[Trajectory]) -> None:
     pages = [x for t in build for x in t.turns if x.call and x.call.name == "open"
              and x.call.arguments.get("page", 0) > 0]
