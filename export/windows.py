@@ -60,12 +60,7 @@ class Window:
 
 def char_tokens(messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]) -> int:
     """Size in tokens as characters / 4 of contents, tool calls and tool schemas."""
-    chars = len(json.dumps(list(tools), ensure_ascii=False)) if tools else 0
-    for m in messages:
-        chars += len(m.get("content") or "") + len(m["role"]) + 8
-        for call in m.get("tool_calls") or ():
-            chars += len(json.dumps(call["function"], ensure_ascii=False))
-    return math.ceil(chars / CHARS_PER_TOKEN)
+    return _memo_char_tokens()(messages, tools)
 
 
 def _memo_char_tokens() -> Counter:
@@ -154,16 +149,27 @@ def _pointer(turn: Turn) -> str | None:
     return elided_pointer(turn.index, turn.call, result)  # the agent's own wording
 
 
+def _context(traj: Trajectory, question: str, settings: WindowSettings) -> Context:
+    """A fresh context manager with the run's settings, before any turn."""
+    return Context(without_tool_schemas(traj.system_prompt), question,
+                   keep_results=settings.keep_results, context_tokens=settings.context_tokens,
+                   reserve_tokens=settings.reserve_tokens)
+
+
+def _prompt(ctx: Context, step: _Step, *, forced: bool) -> list[dict[str, Any]]:
+    """The prompt `ctx` renders now (the forced-answer request last when `forced`), then
+    `step`'s assistant message; copies, so a row may change their weights."""
+    extra = {"role": "user", "content": prompts.AGENT_FORCE_ANSWER} if forced else None
+    messages = [dict(m) for m in ctx.render(extra=extra, compact=forced)]
+    if not messages[0].get("content"):
+        messages = messages[1:]  # no system prompt
+    return [*messages, dict(step.assistant)]
+
+
 def _render(traj: Trajectory, question: str, cp: Checkpoint | None, steps: Sequence[_Step],
             settings: WindowSettings, *, forced: bool) -> list[dict[str, Any]]:
     """The teacher's prompt for the last of `steps`, then that step's assistant message."""
-    ctx = Context(
-        without_tool_schemas(traj.system_prompt),
-        question,
-        keep_results=settings.keep_results,
-        context_tokens=settings.context_tokens,
-        reserve_tokens=settings.reserve_tokens,
-    )
+    ctx = _context(traj, question, settings)
     cps = {c.turn: c for c in traj.checkpoints}
     for s in steps[:-1]:
         ctx.add_step(s.turn, s.assistant, s.result or {}, s.pointer)
@@ -171,11 +177,7 @@ def _render(traj: Trajectory, question: str, cp: Checkpoint | None, steps: Seque
             ctx.set_checkpoint(cps[s.turn])
     if cp is not None and ctx.checkpoint is None:
         ctx.set_checkpoint(cp)  # the window starts after the turns that led to it
-    extra = {"role": "user", "content": prompts.AGENT_FORCE_ANSWER} if forced else None
-    messages = [dict(m) for m in ctx.render(extra=extra, compact=forced)]
-    if not messages[0].get("content"):
-        messages = messages[1:]  # no system prompt
-    return [*messages, dict(steps[-1].assistant)]
+    return _prompt(ctx, steps[-1], forced=forced)
 
 
 def _epochs(traj: Trajectory, steps: list[_Step], keep: int
@@ -236,21 +238,14 @@ def turn_windows(
     steps = _steps(traj, weights, "object", True)
     out: list[Window] = []
     # one context manager fed turn by turn, as in the run: each prompt is rendered once
-    ctx = Context(without_tool_schemas(traj.system_prompt), question,
-                  keep_results=settings.keep_results, context_tokens=settings.context_tokens,
-                  reserve_tokens=settings.reserve_tokens)
+    ctx = _context(traj, question, settings)
     cps = {c.turn: c for c in traj.checkpoints}
     for cp, carried, own, forced in _epochs(traj, steps, settings.keep_results):
         for i, step in enumerate(own):
             if step.assistant.get("weight"):
                 is_forced = forced and i == len(own) - 1
                 shown = [*carried, *own[: i + 1]]
-                extra = {"role": "user", "content": prompts.AGENT_FORCE_ANSWER} \
-                    if is_forced else None
-                msgs = [dict(m) for m in ctx.render(extra=extra, compact=is_forced)]
-                if not msgs[0].get("content"):
-                    msgs = msgs[1:]  # no system prompt
-                msgs.append(dict(step.assistant))
+                msgs = _prompt(ctx, step, forced=is_forced)
                 tokens = count(msgs, tools)
                 while tokens > settings.max_seq_tokens:  # the oldest turns leave the row
                     if len(shown) == 1:
