@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import hashlib
 import json
 import logging
 import time
@@ -31,6 +30,7 @@ from hopforge.filters.eval_metrics import measure
 from hopforge.filters.eval_plots import eval_plots
 from hopforge.filters.eval_summary import render_report, summarize_run
 from hopforge.flows.run_trajectories import accepted_questions, load_searcher
+from hopforge.flows.settings_hash import digest
 from hopforge.synth.evaluation.presets import EvalInputError
 from hopforge.synth.evaluation.runner import Cell, EvalConfig, run_cells
 from hopforge.synth.evaluation.stops import HANDOFFS, handoff_state
@@ -83,10 +83,8 @@ def cell_key(teacher: str, config: EvalConfig, ladder: Ladder, faults: str) -> s
     """What makes a cell's trajectories: the teacher, the settings, the budget, mix and tasks."""
     settings = {k: v for k, v in dataclasses.asdict(config).items()
                 if k not in ("budgets", "faults", "concurrency")}
-    body = json.dumps({"teacher": teacher, "settings": settings, "budget": ladder.budget,
-                       "faults": faults, "tasks": [q.qid for q in ladder.tasks]},
-                      sort_keys=True, default=str)
-    return hashlib.sha256(body.encode()).hexdigest()[:16]
+    return digest({"teacher": teacher, "settings": settings, "budget": ladder.budget,
+                   "faults": faults, "tasks": [q.qid for q in ladder.tasks]})
 
 
 def _write_cell(out: Path, cell: Cell, key: str) -> Path:
