@@ -1,0 +1,289 @@
+"""Run a build stage by stage on its directory: the plain engine under the Prefect flow.
+
+`prepare_build` checks the directory against the settings and writes the frozen config;
+`run_stage` runs one stage (or skips it when its done-marker matches); `run_build` runs them
+all in order without Prefect. The Prefect flow in flows/build/flow.py calls the same functions, and
+`run_stage_in_parts` with `run_stage_part` to spread a stage's parts over a cluster's workers.
+A build's config is read once: `run_build` passes the one it was given to every stage as a
+`BuildContext`; a stage run without one reads BUILD/build.toml once per process (`open_build`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hopforge.corpus.errors import HopforgeError
+from hopforge.corpus.layout import BuildDir
+from hopforge.flows.build import adapters
+from hopforge.flows.build.context import BuildContext, open_build
+from hopforge.flows.build.markers import (
+    LOCK,
+    build_lock,
+    check_stage,
+    drop_markers,
+    output_digest,
+    plan_rerun,
+    read_marker,
+    remove_temporaries,
+    reset_outputs,
+    stage_key,
+    stage_outputs,
+    write_frozen_config,
+    write_marker,
+)
+from hopforge.flows.build.registry import STAGES, stage_spec
+from hopforge.flows.config.build_file import BuildConfig, load_config, read_frozen_hash, today_utc
+
+log = logging.getLogger(__name__)
+Progress = Callable[[int, int], None] | None
+# Runs `run_stage_part` for each given part index (anywhere) and yields each result as it ends.
+PartMap = Callable[[Sequence[int]], Iterable[dict[str, Any]]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StageResult:
+    """What one stage did: ran or was skipped, its statistics and how long it took."""
+
+    stage: str
+    status: str  # "ran" | "resumed" | "skipped"
+    stats: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def to_row(self) -> dict[str, Any]:
+        return {"stage": self.stage, "status": self.status, "stats": self.stats,
+                "seconds": round(self.seconds, 3)}
+
+
+def prepare_build(
+    config: BuildConfig,
+    *,
+    from_stage: str | None = None,
+    force: Sequence[str] = (),
+    today: str = "",
+    check_only: bool = False,
+) -> BuildDir:
+    """Check the build directory against `config`, drop markers of stages to redo, freeze config.
+
+    `check_only` raises the same errors without changing anything (to fail before Prefect starts).
+    """
+    if from_stage:
+        check_stage(from_stage, "--from")
+    for stage in force:
+        check_stage(stage, "--force")
+    build = BuildDir.at(config.out_dir(today).resolve())
+    root = build.root
+    if root.exists() and not root.is_dir():
+        raise HopforgeError(f"{root} is a file; pick a directory for --out")
+    if root.is_dir() and any(p.name != LOCK for p in root.iterdir()) and not build.config.exists():
+        raise HopforgeError(
+            f"{root} is not empty and holds no build.toml, so it is not a hopforge build "
+            "directory; pick an empty or new directory for --out"
+        )
+    hashes = config.stage_hashes()
+    redo = plan_rerun(build, hashes, from_stage=from_stage, force=force, apply=not check_only)
+    if check_only:
+        return build
+    if redo:
+        log.info("starting over: %s", ", ".join(redo))
+    text = config.frozen_toml()
+    old = build.config.read_text(encoding="utf-8") if build.config.exists() else ""
+    if old != text:
+        if old and read_frozen_hash(old) != config.config_hash():
+            log.info("settings changed since the last run of %s", root)
+        write_frozen_config(build, text)
+    return build
+
+
+def load_build_config(build: BuildDir) -> BuildConfig:
+    """The frozen config of a prepared build directory (read once per process)."""
+    return open_build(build.root).config
+
+
+def _current_key(build: BuildDir, stage: str, config: BuildConfig, extra: str) -> str:
+    i = STAGES.index(stage)
+    previous = read_marker(build, STAGES[i - 1], "done") if i else None
+    if i and previous is None:
+        return ""
+    return stage_key(stage, config.stage_hashes()[stage], previous, extra)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StageRun:
+    """A stage that was started (its start-marker written) and has not finished yet."""
+
+    stage: str
+    key: str
+    config_hash: str
+    resume: bool
+    started: float  # time.perf_counter() of this process when the stage started
+
+
+def begin_stage(build_root: str | Path, stage: str, context: BuildContext | None = None, *,
+                reset: bool = True) -> StageRun | StageResult:
+    """Start a stage: its skipped result when it is done already, else the started run.
+
+    `reset=False` keeps the outputs of a resumable stage that is not resumed (a per-stage
+    command's runner checks them against its own settings).
+    """
+
+    context = context or open_build(build_root)
+    build, config = context.build, context.config
+    i = STAGES.index(stage)
+    if i and read_marker(build, STAGES[i - 1], "done") is None:
+        raise HopforgeError(f"stage {stage} needs {STAGES[i - 1]} to finish first")
+    config_hash = config.stage_hashes()[stage]
+    key = _current_key(build, stage, config, adapters.fingerprint(stage, config))
+    done = read_marker(build, stage, "done")
+    if done and done.get("key") == key and all(p.exists() for p in stage_outputs(build, stage)[:1]):
+        log.info("%s: done already, skipped", stage)
+        return StageResult(stage=stage, status="skipped", stats=done.get("stats", {}))
+    start = read_marker(build, stage, "start")
+    resume = bool(start and start.get("key") == key and stage_spec(stage).resumable)
+    drop_markers(build, stage)
+    if reset and not resume and stage_spec(stage).resumable:
+        reset_outputs(build, stage)
+    remove_temporaries(stage_outputs(build, stage))
+    write_marker(build, stage, "start", {"stage": stage, "key": key, "config_hash": config_hash})
+    log.info("%s: %s", stage, "resuming" if resume else "running")
+    return StageRun(stage=stage, key=key, config_hash=config_hash, resume=resume,
+                    started=time.perf_counter())
+
+
+def finish_stage(build_root: str | Path, run: StageRun, stats: dict[str, Any],
+                 extra: dict[str, Any] | None = None) -> StageResult:
+    """Write the done-marker of a started stage (with `extra` fields) and return its result."""
+    build = BuildDir.at(Path(build_root))
+    seconds = time.perf_counter() - run.started
+    write_marker(build, run.stage, "done", {
+        "stage": run.stage, "key": run.key, "config_hash": run.config_hash,
+        "seconds": round(seconds, 3),
+        "output": output_digest(stage_outputs(build, run.stage)), "stats": stats,
+        "ran_on": f"{socket.gethostname()}:{os.getpid()}", **(extra or {}),
+    })
+    return StageResult(stage=run.stage, status="resumed" if run.resume else "ran", stats=stats,
+                       seconds=seconds)
+
+
+def run_stage(
+    build_root: str | Path,
+    stage: str,
+    *,
+    progress: Progress = None,
+    context: BuildContext | None = None,
+) -> StageResult:
+    """Run one stage of a prepared build (skipped when done with the same key); returns stats.
+
+    `context`: the build as its caller holds it; None reads BUILD/build.toml (once per process).
+    """
+
+    context = context or open_build(build_root)
+    begun = begin_stage(build_root, stage, context)
+    if isinstance(begun, StageResult):
+        return begun
+    stats = adapters.run(stage, context, progress=progress)
+    return finish_stage(build_root, begun, stats)
+
+
+def run_stage_in_parts(
+    build_root: str | Path,
+    stage: str,
+    map_parts: PartMap,
+    *,
+    progress: Progress = None,
+    context: BuildContext | None = None,
+) -> StageResult:
+    """Run a stage part by part: `map_parts` runs `run_stage_part` on each pending part.
+
+    The stage is planned and finished here; the parts may run on any worker that mounts the
+    build directory. The done-marker's `parts_ran_on` says where each part of this run ran.
+    """
+
+    if not stage_spec(stage).parted:
+        raise ValueError(f"stage {stage!r} does not run in parts")
+    context = context or open_build(build_root)
+    begun = begin_stage(build_root, stage, context)
+    if isinstance(begun, StageResult):
+        return begun
+    plan = adapters.plan_parts(stage, context)
+    finished = plan.finished
+    if progress is not None:
+        progress(finished, plan.total)
+    results = []
+    for result in map_parts(list(plan.pending)):
+        results.append(result)
+        finished += plan.sizes[result["part"]]
+        if progress is not None:
+            progress(finished, plan.total)
+    stats = adapters.finish_parts(stage, context, results,
+                                 seconds=time.perf_counter() - begun.started)
+    ran_on = {f"{r['part']:05d}": r["ran_on"] for r in sorted(results, key=lambda r: r["part"])}
+    return finish_stage(build_root, begun, stats, {"parts_ran_on": ran_on})
+
+
+def run_stage_part(build_root: str | Path, stage: str, index: int) -> dict[str, Any]:
+    """Run part `index` of a stage that `run_stage_in_parts` planned, in this process."""
+
+    return adapters.run_part(stage, open_build(build_root), index)
+
+
+def resolve_config(config: str, out: str | Path | None = None) -> BuildConfig:
+    """A build file path, or "builtin:demo" for the built-in demo."""
+    from hopforge.flows.config.demo import DEMO_CONFIG_NAME, demo_config
+
+    if config == DEMO_CONFIG_NAME:
+        return demo_config(out)
+    return load_config(config, out=out)
+
+
+class TerminalProgress:
+    """A tqdm bar on stderr fed by `(done, total)` calls."""
+
+    def __init__(self, stage: str) -> None:
+        self.stage = stage
+        self._bar: Any = None
+
+    def __call__(self, done: int, total: int) -> None:
+        from tqdm import tqdm
+
+        if self._bar is None:  # disable=None: no bar when stderr is not a terminal
+            self._bar = tqdm(total=total, desc=self.stage, unit="rec", leave=False,
+                             mininterval=1.0, disable=None)
+        self._bar.total = total
+        self._bar.update(done - self._bar.n)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
+def run_build(
+    config: BuildConfig,
+    *,
+    from_stage: str | None = None,
+    force: Sequence[str] = (),
+    on_stage: Callable[[StageResult], None] | None = None,
+) -> tuple[BuildDir, list[dict[str, Any]]]:
+    """The whole build without Prefect: every stage in order, on the same on-disk markers."""
+    rows = []
+    today = today_utc()
+    with build_lock(config.out_dir(today).resolve()):
+        build = prepare_build(config, from_stage=from_stage, force=force, today=today)
+        context = BuildContext(build=build, config=config, frozen_toml=config.frozen_toml())
+        for stage in STAGES:
+            bar = TerminalProgress(stage)
+            try:
+                result = run_stage(build.root, stage, progress=bar, context=context)
+            finally:
+                bar.close()
+            log.info("%s: %s in %.1f s", stage, result.status, result.seconds)
+            rows.append(result.to_row())
+            if on_stage:
+                on_stage(result)
+    return build, rows

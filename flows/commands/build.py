@@ -1,0 +1,160 @@
+"""Whole builds: `hopforge build`, `hopforge demo`, `hopforge dashboard` and `hopforge serve`."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import time
+from typing import Any
+
+from hopforge.flows.build.registry import STAGES
+
+log = logging.getLogger(__name__)
+
+STAGE_HELP = f"one of {', '.join(STAGES)}"
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add this module's subcommands to the `hopforge` parser."""
+    p = sub.add_parser(
+        "build",
+        help="run a whole build from a TOML build file",
+        description="Run every stage of the build described by CONFIG.toml as a Prefect flow "
+        "(one task run per stage). Finished stages and parts are kept on disk, so running the "
+        "same command again continues a build that was stopped or killed.",
+    )
+    p.add_argument("config", metavar="CONFIG.toml", help="the build file")
+    p.add_argument("--out", metavar="DIR", help="build directory (default: [build] out, "
+                   "else builds/NAME)")
+    _add_rerun_flags(p)
+    _add_engine_flag(p)
+    p.set_defaults(func=cmd_build)
+
+    p = sub.add_parser(
+        "demo",
+        help="the built-in demo: Jargon File corpus, scripted teacher, whole build on a CPU",
+        description="Build a small dataset from the Jargon File shipped with hopforge, with "
+        "the scripted teacher (no model server), and print what was made and where.",
+    )
+    p.add_argument("--out", metavar="DIR", default="builds/demo",
+                   help="build directory (default builds/demo)")
+    _add_rerun_flags(p)
+    _add_engine_flag(p)
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser(
+        "dashboard",
+        help="start the Prefect server (dashboard) on 127.0.0.1",
+        description="Start `prefect server start` on 127.0.0.1 with analytics off, wait until "
+        "it answers, and print the dashboard URL and the PREFECT_API_URL to export so builds "
+        "report to it. Stops with Ctrl-C.",
+    )
+    p.add_argument("--port", type=int, default=4200, help="port (default 4200)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.set_defaults(func=cmd_dashboard)
+
+    p = sub.add_parser(
+        "serve",
+        help="serve a build as a scheduled Prefect deployment",
+        description="Serve the build as the Prefect deployment 'hopforge-build/NAME' (NAME from "
+        "[build] name) on a cron schedule; `prefect deployment run 'hopforge-build/NAME'` "
+        "triggers it by hand. Needs a Prefect server: run `hopforge dashboard` and export "
+        "PREFECT_API_URL first. Runs until Ctrl-C.",
+    )
+    p.add_argument("config", metavar="CONFIG.toml", help="the build file")
+    p.add_argument("--cron", required=True, metavar="EXPR",
+                   help='cron schedule, e.g. "0 3 * * *" for 03:00 every day (UTC)')
+    p.add_argument("--out", metavar="DIR",
+                   help="build directory (default: [build] out, which may contain {date})")
+    p.set_defaults(func=cmd_serve)
+
+
+def _add_rerun_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--from", dest="from_stage", metavar="STAGE",
+                   help=f"redo this stage and every later one ({STAGE_HELP})")
+    p.add_argument("--force", action="append", default=[], metavar="STAGE",
+                   help="redo this stage (repeatable); later stages rerun if its output changed")
+
+
+def _add_engine_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-prefect", action="store_true",
+                   help="run the stages in this process without Prefect (same results, no "
+                   "dashboard)")
+
+
+def _prefect_env() -> None:
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    os.environ.setdefault("PREFECT_LOGGING_EXTRA_LOGGERS", "hopforge")
+
+
+# Libraries that log routine start-up details at INFO (faiss's loader, matplotlib's units).
+QUIET_LOGGERS = ("faiss.loader", "matplotlib", "httpx", "distributed")
+
+
+def _run(config: str, args: argparse.Namespace) -> int:
+    from hopforge.corpus.layout import BuildDir
+    from hopforge.flows.build.summary import summary_text
+
+    if not getattr(args, "verbose", False):
+        for name in QUIET_LOGGERS:
+            logging.getLogger(name).setLevel(logging.WARNING)
+    t0 = time.perf_counter()
+    out = getattr(args, "out", None)
+    if args.no_prefect:
+        from hopforge.flows.build.engine import resolve_config, run_build
+
+        build, rows = run_build(resolve_config(config, out), from_stage=args.from_stage,
+                                force=args.force)
+    else:
+        from hopforge.flows.build.engine import prepare_build, resolve_config
+
+        # settings and the build directory are checked here, so a mistake is one clear line
+        # rather than a failed flow run
+        prepare_build(resolve_config(config, out), from_stage=args.from_stage,
+                      force=args.force, check_only=True)
+        _prefect_env()
+        from hopforge.flows.build.flow import run_build_flow
+
+        if not os.environ.get("PREFECT_API_URL"):
+            print("No PREFECT_API_URL: running on a temporary local Prefect server (start "
+                  "`hopforge dashboard` and export PREFECT_API_URL to watch builds).",
+                  file=sys.stderr)
+        result: dict[str, Any] = run_build_flow(config, out=out, from_stage=args.from_stage,
+                                                force=args.force)
+        build, rows = BuildDir.at(result["build"]), result["stages"]
+    print(summary_text(build, rows))
+    print(f"done in {time.perf_counter() - t0:.0f} s")
+    return 0
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    return _run(args.config, args)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from hopforge.flows.config.demo import DEMO_CONFIG_NAME
+
+    return _run(DEMO_CONFIG_NAME, args)
+
+
+def cmd_dashboard(args: argparse.Namespace) -> int:
+    from hopforge.flows.build.dashboard import run_dashboard
+
+    return run_dashboard(host=args.host, port=args.port)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from hopforge.flows.config.build_file import load_config
+
+    load_config(args.config, out=args.out)  # refuse a bad file before touching Prefect
+    _prefect_env()
+    if not os.environ.get("PREFECT_API_URL"):
+        print("warning: PREFECT_API_URL is not set; `prefect deployment run` from another "
+              "shell will not find this deployment. Start `hopforge dashboard` and export the "
+              "URL it prints.", file=sys.stderr)
+    from hopforge.flows.build.flow import serve_build
+
+    serve_build(args.config, args.cron, out=args.out)
+    return 0

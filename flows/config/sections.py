@@ -1,0 +1,206 @@
+"""TOML tables <-> stage config dataclasses, with errors that name the key, value and allowed set.
+
+Every stage owns a frozen config dataclass that validates itself on construction. This module
+turns one table of the build file into such a dataclass: unknown keys are refused (the message
+lists the allowed ones), values are checked against the field's annotation (int, float, bool,
+str, tuples, Literal choices, nested dataclasses), and any error the dataclass raises is
+prefixed with the table's name. `dump_toml` writes the resolved config back as TOML.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import types
+import typing
+from collections.abc import Mapping
+from typing import Any, Literal, TypeVar, get_args, get_origin, get_type_hints
+
+from hopforge.corpus.errors import HopforgeError
+
+T = TypeVar("T")
+
+
+class ConfigError(HopforgeError, ValueError):
+    """A build file names an unknown key, a value of the wrong type, or a value out of range."""
+
+
+def _where(section: str, key: str) -> str:
+    return f"[{section}] {key}" if section else key
+
+
+def check_keys(section: str, table: Mapping[str, Any], allowed: typing.Iterable[str]) -> None:
+    """Refuse keys of `table` that are not in `allowed`, listing the allowed ones."""
+    allowed = sorted(allowed)
+    unknown = sorted(set(table) - set(allowed))
+    if unknown:
+        name = f"[{section}]" if section else "the top level"
+        raise ConfigError(
+            f"unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} in "
+            f"{name}: allowed keys are {', '.join(allowed)}"
+        )
+
+
+def _type_name(tp: Any) -> str:
+    origin = get_origin(tp)
+    if origin is Literal:
+        return "one of " + ", ".join(json.dumps(a) for a in get_args(tp))
+    if origin in (tuple, list):
+        args = [a for a in get_args(tp) if a is not Ellipsis]
+        return f"a list of {_type_name(args[0])}" if args else "a list"
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(_type_name(a) for a in get_args(tp) if a is not type(None))
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        return f"a table of {tp.__name__} settings"
+    names = {int: "an integer", float: "a number", bool: "true or false", str: "a string",
+             dict: "a table"}
+    return names.get(tp, getattr(tp, "__name__", str(tp)))
+
+
+def convert_value(section: str, key: str, value: Any, tp: Any) -> Any:
+    """`value` as the annotated type `tp`, or a ConfigError naming key, value and type."""
+    origin = get_origin(tp)
+    bad = ConfigError(
+        f"{_where(section, key)} = {_show(value)} is not allowed: expected {_type_name(tp)}"
+    )
+    if tp is Any:
+        return value
+    if origin in (typing.Union, types.UnionType):
+        options = get_args(tp)
+        if value is None and type(None) in options:
+            return None
+        for option in options:
+            if option is type(None):
+                continue
+            try:
+                return convert_value(section, key, value, option)
+            except ConfigError:
+                continue
+        raise bad
+    if origin is Literal:
+        if value in get_args(tp) and type(value) in {type(a) for a in get_args(tp)}:
+            return value
+        raise bad
+    if origin in (tuple, list):
+        if not isinstance(value, list | tuple):
+            raise bad
+        args = get_args(tp)
+        if len(args) == 2 and args[1] is Ellipsis or len(args) == 1:
+            items = [convert_value(section, f"{key}[{i}]", v, args[0]) for i, v in enumerate(value)]
+        elif args:
+            if len(args) != len(value):
+                raise bad
+            items = [convert_value(section, f"{key}[{i}]", v, a)
+                     for i, (v, a) in enumerate(zip(value, args))]
+        else:
+            items = list(value)
+        return tuple(items) if origin is tuple else items
+    if origin in (dict, Mapping) or tp in (dict, Mapping):
+        if not isinstance(value, dict):
+            raise bad
+        return dict(value)
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        if not isinstance(value, dict):
+            raise bad
+        return table_to_dataclass(_where(section, key).strip("[]").replace("] ", "."), value, tp)
+    if tp is bool:
+        if isinstance(value, bool):
+            return value
+        raise bad
+    if tp is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        raise bad
+    if tp is float:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            if isinstance(value, float) and math.isnan(value):
+                raise bad
+            return float(value)
+        raise bad
+    if tp is str:
+        if isinstance(value, str):
+            return value
+        raise bad
+    if isinstance(tp, type) and not isinstance(value, tp):
+        raise bad
+    return value
+
+
+def table_to_dataclass(section: str, table: Mapping[str, Any], cls: type[T]) -> T:
+    """Build the config dataclass `cls` from a TOML table; errors name `[section] key`."""
+    if not isinstance(table, Mapping):
+        raise ConfigError(f"[{section}] must be a table of settings, not {_show(table)}")
+    fields = [f for f in dataclasses.fields(cls) if f.init]  # type: ignore[arg-type]
+    check_keys(section, table, [f.name for f in fields])
+    hints = get_type_hints(cls)
+    kwargs = {f.name: convert_value(section, f.name, table[f.name], hints.get(f.name, Any))
+              for f in fields if f.name in table}
+    try:
+        return cls(**kwargs)
+    except HopforgeError as exc:
+        raise ConfigError(f"[{section}] {exc}") from None
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"[{section}] {exc}") from None
+
+
+def dataclass_to_table(obj: Any) -> dict[str, Any]:
+    """A config dataclass as a TOML-ready table (tuples become lists, None values are left out)."""
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(obj):
+        value = _plain(getattr(obj, f.name))
+        if value is not None:
+            out[f.name] = value
+    return out
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclass_to_table(value)
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items() if v is not None}
+    return value
+
+
+def _show(value: Any) -> str:
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()) + "}"
+    raise TypeError(f"cannot write {value!r} as TOML")
+
+
+def _toml_key(key: str) -> str:
+    if key and all(c.isalnum() or c in "-_" for c in key):
+        return key
+    return json.dumps(key)
+
+
+def dump_toml(doc: Mapping[str, Mapping[str, Any]], header: str = "") -> str:
+    """Write a document of tables (one level, inline tables below) as TOML text."""
+    lines = [f"# {line}" if line else "#" for line in header.splitlines()]
+    for name, table in doc.items():
+        if lines:
+            lines.append("")
+        lines.append(f"[{_toml_key(name)}]")
+        lines.extend(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in table.items())
+    return "\n".join(lines) + "\n"

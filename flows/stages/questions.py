@@ -1,0 +1,303 @@
+"""Build-directory runner of the question stage: corpus and index in, question parts out.
+
+Part i is generated with its own seed (`"{seed}:{i}"`) and aims at `part_size` accepted questions
+(fewer for the last part); it holds the accepted and the rejected questions in attempt order.
+Questions of earlier parts are never tried again (same qid) and later accepted questions must not
+nearly repeat them, so a run killed at any moment and started again produces the same parts as an
+uninterrupted run, with no question twice. A part that falls short of its target means the corpus
+ran out of new plans: the run stops there and the report says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hashlib
+import json
+import logging
+import random
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from hopforge.corpus.errors import HopforgeError
+from hopforge.corpus.layout import BuildDir
+from hopforge.corpus.parts import (
+    atomic_write_text,
+    clear_parts,
+    done_indexes,
+    read_parts,
+    write_json,
+    write_part,
+)
+from hopforge.corpus.records import Document
+from hopforge.corpus.search import open_searcher
+from hopforge.synth.diversity import distinct_n, self_bleu
+from hopforge.synth.questions.checks import NearDuplicates, SearchBackend
+from hopforge.synth.questions.config import QuestionConfig
+from hopforge.synth.questions.graph import CorpusGraph
+from hopforge.synth.questions.stage import generate_questions, split_reasons
+from hopforge.synth.records import Question
+from hopforge.synth.teacher.chat import ChatModel
+
+log = logging.getLogger(__name__)
+Progress = Callable[[int, int], None] | None
+RUN_FILE = "run.json"
+# Settings that do not change which questions are written.
+NEUTRAL_FIELDS = frozenset({"n", "concurrency"})
+RANK_BUCKETS = ((1, "1"), (2, "2"), (3, "3"), (5, "4-5"), (10, "6-10"), (20, "11-20"), (50, "21-50"))
+
+
+def part_rng(seed: int, index: int) -> random.Random:
+    """The random generator of part `index`: the same for every run with the same seed."""
+    return random.Random(f"{seed}:{index}")
+
+
+def _meta(directory: Path, index: int) -> Path:
+    return directory / f".part-{index:05d}.meta.json"
+
+
+def _run_hash(config: QuestionConfig, composer: str, corpus: str) -> str:
+    settings = {k: v for k, v in dataclasses.asdict(config).items() if k not in NEUTRAL_FIELDS}
+    if composer == "scripted":
+        del settings["round_trip"]  # model composers only: scripted builds resume as before
+    body = json.dumps({"config": settings, "composer": composer, "corpus": corpus},
+                      sort_keys=True, default=str)
+    return hashlib.sha256(body.encode()).hexdigest()[:16]
+
+
+def _check_run(directory: Path, run_hash: str, force: bool) -> None:
+    if force:
+        clear_parts(directory)
+        return
+    path = directory / RUN_FILE
+    changed = path.is_file() and json.loads(path.read_text("utf-8")).get("hash") != run_hash
+    if changed and done_indexes(directory):
+        raise HopforgeError(
+            f"{directory} holds questions made with other settings, teacher or corpus: rerun "
+            "with the same options (only -n may change) to continue, or pass --force to start over"
+        )
+
+
+def load_corpus(build: BuildDir) -> list[Document]:
+    """The build's documents; a clear error when the corpus stage has not run."""
+    from hopforge.corpus.store import read_documents
+
+    docs = read_documents(build)
+    if not docs:
+        raise HopforgeError(f"the corpus in {build.corpus} is empty: ingest some documents first")
+    return docs
+
+
+def _corpus_key(build: BuildDir, docs: list[Document]) -> str:
+    try:
+        from hopforge.corpus.store import corpus_fingerprint
+
+        return corpus_fingerprint(build)
+    except (HopforgeError, KeyError, OSError):
+        return hashlib.sha256("\n".join(d.doc_id for d in docs).encode()).hexdigest()[:16]
+
+
+def run_questions_build(
+    build: BuildDir,
+    config: QuestionConfig,
+    *,
+    teacher: ChatModel | None = None,
+    searcher: SearchBackend | None = None,
+    force: bool = False,
+    progress: Progress = None,
+    stop_after_parts: int | None = None,
+) -> dict[str, Any]:
+    """Generate `config.n` accepted questions into BUILD/questions; `teacher` None: scripted.
+
+    Writes BUILD/questions/part-*.jsonl and BUILD/reports/questions.json; returns the report.
+    `stop_after_parts` ends the run after writing that many new parts (to test resuming).
+    """
+    return asyncio.run(_run(build, config, teacher, searcher, force, progress, stop_after_parts))
+
+
+async def _run(
+    build: BuildDir,
+    config: QuestionConfig,
+    teacher: ChatModel | None,
+    searcher: SearchBackend | None,
+    force: bool,
+    progress: Progress,
+    stop_after_parts: int | None,
+) -> dict[str, Any]:
+    started = time.perf_counter()
+    docs = load_corpus(build)
+    directory = build.questions
+    directory.mkdir(parents=True, exist_ok=True)
+    composer = teacher.name if teacher is not None else "scripted"
+    run_hash = _run_hash(config, composer, _corpus_key(build, docs))
+    _check_run(directory, run_hash, force)
+    write_json(directory / RUN_FILE, {"hash": run_hash, "composer": composer, "seed": config.seed})
+    graph = CorpusGraph(docs, page_chars=config.page_chars)
+    done = done_indexes(directory)
+    earlier: list[Question] = []
+    seen: set[str] = set()
+    dups = NearDuplicates(config.near_duplicate)
+    accepted = 0
+    written = 0
+    shortfalls: list[str] = []
+    index = 0
+    opened = False
+    stopped = False
+    try:
+        for rung, (cfg, wanted) in enumerate(config.rounds()):  # the mix, then each ladder rung
+            got_round = 0
+            exhausted = False
+            while got_round < wanted and not exhausted:
+                target = min(cfg.part_size, wanted - got_round)
+                if index in done:
+                    rows = _read_part(directory, index)
+                    meta = _read_meta(directory, index)
+                    if int(meta.get("rung", 0)) != rung:
+                        raise HopforgeError(
+                            f"{directory} part {index} belongs to another rung of the ladder "
+                            "(-n changed after the ladder's parts were written): rerun with the "
+                            "earlier -n, or pass --force to start over")
+                    target = int(meta.get("target", target))
+                else:
+                    if stop_after_parts is not None and written >= stop_after_parts:
+                        stopped = True
+                        break
+                    if searcher is None:
+                        searcher = open_searcher(build, docs)
+                    if teacher is not None and not opened:
+                        opened = True
+                        enter = getattr(teacher, "__aenter__", None)
+                        if enter is not None:
+                            await enter()
+                    made = await generate_questions(
+                        docs, searcher, config=cfg, rng=part_rng(config.seed, index), n=target,
+                        teacher=teacher, accepted_so_far=[q for q in earlier if not q.rejected],
+                        seen_qids=seen, graph=graph, near_duplicates=dups,
+                    )
+                    rows = [q.to_row() for q in made]
+                    atomic_write_text(_meta(directory, index),
+                                      json.dumps({"target": target, "rung": rung}) + "\n")
+                    write_part(directory, index, rows)
+                    written += 1
+                part = [Question.from_row(r) for r in rows]
+                got = sum(not q.rejected for q in part)
+                earlier.extend(part)
+                seen.update(q.qid for q in part)
+                if index in done:
+                    for q in part:
+                        if not q.rejected:
+                            dups.add(q.qid, q.question)
+                accepted += got
+                got_round += got
+                exhausted = got < target
+                index += 1
+                if progress is not None:
+                    progress(min(accepted, config.total), config.total)
+            if stopped:
+                break
+            if exhausted:
+                bounds = f"min_calls {cfg.min_calls}-{cfg.max_calls or 'any'}"
+                shortfalls.append(f"{got_round} of {wanted} ({bounds})")
+    finally:
+        if opened:
+            close = getattr(teacher, "aclose", None)
+            if close is not None:
+                await close()
+    if shortfalls:
+        log.warning("questions short of the target: %s; the attempts (attempts_per_question=%d "
+                    "per question) ran out; raise it or widen --kinds, --hops or --min-calls",
+                    "; ".join(shortfalls), config.attempts_per_question)
+    report = question_report(read_parts(directory))
+    report["run"] = {
+        "seconds": round(time.perf_counter() - started, 3),
+        "composer": composer,
+        "wanted": config.total,
+        "parts_written": written,
+        "parts_already_done": len(done),
+        "exhausted": bool(shortfalls),
+        "shortfalls": shortfalls,
+    }
+    write_json(build.reports / "questions.json", report)
+    return report
+
+
+def _read_part(directory: Path, index: int) -> list[dict[str, Any]]:
+    path = directory / f"part-{index:05d}.jsonl"
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+
+
+def _read_meta(directory: Path, index: int) -> dict[str, Any]:
+    path = _meta(directory, index)
+    if not path.is_file():
+        return {}
+    meta: dict[str, Any] = json.loads(path.read_text("utf-8"))
+    return meta
+
+
+CALL_BUCKETS = ((9, "<10"), (29, "10-29"), (49, "30-49"), (99, "50-99"), (299, "100-299"),
+                (599, "300-599"))
+
+
+def calls_bucket(calls: int) -> str:
+    """The bucket of a task's min_calls ("<10", "10-29", ..., "600+")."""
+    for upper, name in CALL_BUCKETS:
+        if calls <= upper:
+            return name
+    return "600+"
+
+
+def rank_bucket(rank: int | None) -> str:
+    """The shortcut-rank bucket of a rank ("1", "4-5", ..., "none" when not found)."""
+    if rank is None:
+        return "none"
+    for upper, name in RANK_BUCKETS:
+        if rank <= upper:
+            return name
+    return ">50"
+
+
+def question_report(rows: Iterable[dict[str, Any]], *, bleu_sample: int = 200) -> dict[str, Any]:
+    """Acceptance, rejection reasons, hops, shortcut ranks and diversity of question rows."""
+    questions = [Question.from_row(r) for r in rows]
+    ok = [q for q in questions if not q.rejected]
+    reasons: Counter[str] = Counter()
+    for q in questions:
+        for reason in split_reasons(q.rejected):
+            reasons[reason.split("(", 1)[0]] += 1
+    by_kind: dict[str, dict[str, int]] = {}
+    for q in questions:
+        entry = by_kind.setdefault(q.kind, {"attempted": 0, "accepted": 0})
+        entry["attempted"] += 1
+        entry["accepted"] += not q.rejected
+    texts = [q.question for q in ok]
+    return {
+        "attempted": len(questions),
+        "accepted": len(ok),
+        "rejected": len(questions) - len(ok),
+        "acceptance_rate": round(len(ok) / len(questions), 4) if questions else 0.0,
+        "rejection_reasons": dict(reasons.most_common()),
+        "by_kind": by_kind,
+        "hops_accepted": _counts(q.n_hops for q in ok),
+        "hops_attempted": _counts(q.n_hops for q in questions),
+        "min_calls_accepted": _counts(calls_bucket(q.min_calls) for q in ok),
+        "evidence_docs_accepted": _counts(len(q.evidence) for q in ok),
+        "shortcut_rank_all": _counts(rank_bucket(q.checks.shortcut_rank) for q in questions
+                                     if q.question),
+        "shortcut_rank_accepted": _counts(rank_bucket(q.checks.shortcut_rank) for q in ok),
+        "diversity_accepted": {
+            "distinct_1": round(distinct_n(texts, 1), 4),
+            "distinct_2": round(distinct_n(texts, 2), 4),
+            "distinct_3": round(distinct_n(texts, 3), 4),
+            "self_bleu_4": round(self_bleu(texts, sample=bleu_sample), 4) if len(texts) > 1 else 0.0,
+            "mean_words": round(sum(len(t.split()) for t in texts) / len(texts), 2) if texts else 0,
+        },
+        "composers": dict(Counter(q.composer for q in questions)),
+    }
+
+
+def _counts(values: Iterable[Any]) -> dict[str, int]:
+    counts = Counter(str(v) for v in values)
+    return dict(sorted(counts.items(), key=lambda kv: (len(kv[0]), kv[0])))

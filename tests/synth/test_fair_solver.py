@@ -1,0 +1,154 @@
+"""The scripted teacher plays fair over real builds of every family, and reads like a reader."""
+
+import asyncio
+import json
+import random
+from typing import Any
+
+import pytest
+from hopforge.corpus.builtin import load_builtin_documents
+from hopforge.corpus.search import Searcher
+from hopforge.synth.answers import answers_match
+from hopforge.synth.questions.config import QuestionConfig
+from hopforge.synth.questions.stage import generate_questions
+from hopforge.synth.records import NOT_FOUND, Question, ToolCall, Trajectory
+from hopforge.synth.trajectories.fairness import Visible
+from hopforge.synth.trajectories.faults import FaultConfig
+from hopforge.synth.trajectories.scripted import ScriptedConfig, ScriptedTeacher
+from hopforge.synth.trajectories.stage import TrajectoryConfig, run_trajectories
+from hopforge.synth.trajectories.variety import top_share
+
+from tests.helpers.spec_questions import SpecMaker
+
+
+@pytest.fixture(scope="module")
+def jargon() -> Searcher:
+    return Searcher.from_documents(load_builtin_documents(), dense=False)
+
+
+@pytest.fixture(scope="module")
+def spec_questions(jargon: Searcher) -> list[Question]:
+    out: list[Question] = []
+    for seed in range(3):
+        m = SpecMaker(list(jargon.documents.values()), seed=seed)
+        made = [m.chain(2), m.chain(3), m.chain(2, unanswerable=True), m.aggregation(8),
+                m.aggregation(30, scope="links2"), m.aggregation(8, unanswerable=True),
+                m.intersection()]
+        out += [q for q in made if q is not None]
+    return out
+
+
+def solve(questions: list[Question], searcher: Searcher, *, faults: float = 0.2,
+          scripted: ScriptedConfig | None = None, **config: Any) -> list[Trajectory]:
+    cfg = TrajectoryConfig(samples=2, max_turns=800,
+                           faults=FaultConfig.uniform(faults, timeout_delay_s=0.0), **config)
+    cfg_s = scripted or ScriptedConfig()
+
+    def factory(q: Question, sample: int, seed: int) -> Any:
+        return ScriptedTeacher(q, searcher.documents, seed=seed, config=cfg_s)
+
+    return asyncio.run(run_trajectories(questions, searcher, factory, config=cfg))
+
+
+@pytest.fixture(scope="module")
+def generated(jargon: Searcher) -> list[Question]:
+    """Questions from the question stage itself, every family, on the Jargon File."""
+    docs = list(jargon.documents.values())
+    made = asyncio.run(generate_questions(docs, jargon, config=QuestionConfig(), n=40,
+                                          rng=random.Random(3)))
+    return [q for q in made if not q.rejected]
+
+
+def test_every_call_on_generated_questions_is_justified(generated: list[Question],
+                                                         jargon: Searcher) -> None:
+    kinds = {q.kind for q in generated}
+    assert {"chain", "comparison", "intersection", "aggregation"} <= kinds
+    runs = solve(generated, jargon, faults=0.1)
+    calls = [x for t in runs for x in t.turns if x.call is not None]
+    assert [(x.call, x.unseen) for x in calls if not x.justified] == []
+    right = sum(answers_match(t.final_answer, q.answer, q.answer_aliases)
+                for t, q in zip(runs, [q for q in generated for _ in range(2)]))
+    assert right >= 0.7 * len(runs)
+
+
+@pytest.fixture(scope="module")
+def build(spec_questions: list[Question], jargon: Searcher) -> list[Trajectory]:
+    return solve(spec_questions, jargon)
+
+
+def test_every_call_of_every_family_is_justified(build: list[Trajectory],
+                                                 spec_questions: list[Question]) -> None:
+    kinds = {q.kind for q in spec_questions}
+    assert {"chain", "aggregation", "intersection", "unanswerable"} <= kinds
+    calls = [x for t in build for x in t.turns if x.call is not None]
+    assert len(calls) > 500
+    assert [(x.call, x.unseen) for x in calls if not x.justified] == []
+
+
+def test_answers_are_right_and_unanswerable_ones_stop(build: list[Trajectory],
+                                                      spec_questions: list[Question]) -> None:
+    by = {q.qid: q for q in spec_questions}
+    right = [t.final_answer == by[t.qid].answer for t in build]
+    assert sum(right) >= 0.7 * len(build)
+    stops = [t for t in build if by[t.qid].kind == "unanswerable"]
+    said = [t for t in stops if t.final_answer == NOT_FOUND]
+    assert len(said) >= 0.75 * len(stops)  # the rest jumped to a conclusion (early_answer)
+    why = [t for t in said if by[t.qid].spec.unanswerable in t.turns[-1].thought]  # type: ignore[union-attr]
+    assert len(why) >= 0.75 * len(said)  # the reason is in the last thought
+
+
+def test_persistent_faults_never_end_a_run_in_a_repetition_stop(
+        generated: list[Question], jargon: Searcher) -> None:
+    # heavy faults, a quarter persistent: a page that never comes through is given up on
+    # (another way, or find), never asked for a fourth time
+    runs = solve(generated, jargon, faults=0.3)
+    assert [t.reason for t in runs if t.termination != "answer"] == []
+
+
+def test_it_reads_on_checks_candidates_and_goes_back(build: list[Trajectory]) -> None:
+    pages = [x for t in build for x in t.turns if x.call and x.call.name == "open"
+             and x.call.arguments.get("page", 0) > 0]
+    assert pages  # later pages of long documents are read
+    backs = [x for t in build for x in t.turns if "back to" in x.thought.lower()
+             or "returning to" in x.thought.lower() or "return to" in x.thought.lower()]
+    assert backs  # a failed branch is left for the list it came from
+    long = max(len(t.turns) for t in build)
+    assert long >= 100
+
+
+def test_every_fault_kind_gets_a_visible_reaction(build: list[Trajectory]) -> None:
+    seen = set()
+    for t in build:
+        for x, nxt in zip(t.turns, t.turns[1:]):
+            if x.fault is None or x.call is None:
+                continue
+            seen.add(x.fault.kind)
+            if x.fault.kind == "timeout":
+                assert "30 s" in nxt.thought and "30 s" in x.result
+            if x.fault.kind in ("timeout", "format", "partial") and nxt.call == x.call:
+                assert nxt.thought.split(".")[0] != x.thought.split(".")[0]
+            if x.fault.kind == "empty" and x.call.name == "search":
+                assert nxt.call != x.call  # rephrased, not repeated
+    assert seen == {"empty", "timeout", "format", "partial"}
+
+
+def test_thoughts_carry_state_and_vary(build: list[Trajectory]) -> None:
+    agg = [t for t in build if len(t.turns) >= 30]
+    assert any(any("checked" in x.thought or "/" in x.thought or "gone through" in x.thought
+                   for x in t.turns) for t in agg)
+    assert top_share(build, 30) <= 0.5
+    for t in agg:
+        for cp in t.checkpoints:
+            assert cp.goal and cp.open_constraints
+
+
+def test_the_checker_catches_unseen_words() -> None:
+    seen = Visible("Question: Who founded the [doc_id: d1] Orvin Gallery?")
+    assert seen.check(ToolCall(name="search", arguments={"query": "Orvin gallery"})) == (True, ())
+    assert seen.check(ToolCall(name="open", arguments={"doc_id": "d1"})) == (True, ())
+    ok, unseen = seen.check(ToolCall(name="find", arguments={"doc_id": "d2", "pattern": "Quaile"}))
+    assert not ok and unseen == ("quaile", "d2")
+    assert seen.check(ToolCall(name="answer", arguments={"text": "12"}))[0]
+    assert seen.check(ToolCall(name="answer", arguments={"text": NOT_FOUND}))[0]
+    assert json.dumps(seen.check(ToolCall(name="answer", arguments={"text": "Hesper"}))) == \
+        json.dumps([False, ["hesper"]])
