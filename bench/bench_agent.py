@@ -9,7 +9,7 @@
   passage vectors random: embedding 100k passages on a CPU takes hours), with searches batched
   across trajectories (search_batch 64: one embedding call and one faiss call per batch) and
   one by one (1). Torch and faiss run on one thread, so CPU seconds are one core's.
-- http: a teacher served by tests/openai_server.py in a child process with a fixed 200 ms added
+- http: a teacher served by tests/helpers/openai_server.py in a child process with a fixed 200 ms added
   latency; `share_of_ideal` is achieved turns/s over concurrency / latency.
 - memory: 1,000 trajectories of 600 turns each, all in flight at once; peak RSS over the
   baseline (sampled every 50 ms), per turn.
@@ -40,7 +40,7 @@ KEYS = ("case", "setting", "passages", "trajectories", "turns", "wall_s", "cpu_s
 SERVER = """
 import sys
 sys.path.insert(0, {repo!r})
-from tests.openai_server import OpenAITestServer, Reply
+from tests.helpers.openai_server import OpenAITestServer, Reply
 TURNS = {turns}
 CALLS = [("search", {{"query": "Quillon salt cod"}}), ("open", {{"doc_id": "quillon"}}),
          ("find", {{"doc_id": "quillon", "pattern": "Grey Needle"}})]
@@ -332,7 +332,7 @@ def bench_long(quick: bool) -> list[dict[str, Any]]:
     from hopforge.synth.trajectories.stage import TrajectoryConfig, run_trajectories
 
     sys.path.insert(0, str(REPO))
-    from tests.spec_questions import SpecMaker
+    from tests.helpers.spec_questions import SpecMaker
 
     docs = ingest_paths([REPO.parent / "shared" / "data" / "dictd" / "foldoc"]).documents
     searcher = Searcher.from_documents(docs, dense=False)

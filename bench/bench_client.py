@@ -1,6 +1,6 @@
 """Teacher-client throughput against a local OpenAI-compatible server with fixed added latency.
 
-The server (tests/openai_server.py) runs in its own process, so it does not share the GIL with
+The server (tests/helpers/openai_server.py) runs in its own process, so it does not share the GIL with
 the client, and answers every request after `LATENCY_S`. With `c` requests in flight the ideal
 throughput is `c / LATENCY_S`; each row gives `OpenAIChatModel` as a share of that ideal, next
 to the reference: bare `httpx.AsyncClient` calls (no retries, no parsing into records) under the
@@ -27,7 +27,7 @@ MESSAGES = [{"role": "user", "content": "Which mountain did Ilse Varro climb fir
 
 def _start_server(delay: float) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.openai_server", "--delay", str(delay)],
+        [sys.executable, "-m", "tests.helpers.openai_server", "--delay", str(delay)],
         cwd=ROOT,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

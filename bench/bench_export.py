@@ -1,4 +1,4 @@
-"""Export throughput on a synthetic build (tests/export_data.py).
+"""Export throughput on a synthetic build (tests/helpers/export_data.py).
 
 Rows: writing the SFT rows as JSONL and as Parquet shards against Hugging Face `datasets`
 writing the same rows (`Dataset.from_list(...).to_json / .to_parquet`) in the same process;
@@ -26,9 +26,9 @@ from hopforge.export.records import ExportConfig
 from hopforge.export.schemas import RecordValidator, schemas_for
 from hopforge.export.selection import rows, select
 from hopforge.export.shards import write_shards
-from hopforge.flows.run_export import export_build, read_inputs
+from hopforge.flows.stages.export import export_build, read_inputs
 
-from tests.export_data import make_build
+from tests.helpers.export_data import make_build
 
 
 def _timed(fn: Any) -> float:

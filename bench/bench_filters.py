@@ -1,4 +1,4 @@
-"""Scoring and filtering throughput on synthetic trajectories (tests/filter_data.py).
+"""Scoring and filtering throughput on synthetic trajectories (tests/helpers/filter_data.py).
 
 10,000 trajectories (2,500 questions, two teachers, two samples each; 1 to 3 hops, detours and
 faults) go through the score stage (point-wise components, rule comparisons, Bradley-Terry,
@@ -33,7 +33,7 @@ from hopforge.filters.report import filter_report
 from hopforge.filters.select import FilterConfig, filter_trajectories
 from hopforge.synth.diversity import jaccard, self_bleu, shingles, tokenize
 
-from tests.filter_data import population, reference_text
+from tests.helpers.filter_data import population, reference_text
 
 
 def _row(stage: str, items: int, seconds: float, reference: str = "",

@@ -24,7 +24,7 @@ def run(quick: bool = False) -> list[dict]:
     from hopforge.corpus.layout import BuildDir
     from hopforge.corpus.search import Searcher
     from hopforge.corpus.store import write_corpus
-    from hopforge.flows.demo import demo_config
+    from hopforge.flows.config.demo import demo_config
 
     docs = load_builtin_documents()
     if quick:

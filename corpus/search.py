@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 from collections.abc import Mapping, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -259,6 +260,41 @@ class Searcher:
         for p, d in enumerate(self._passage_doc.tolist()):
             out.setdefault(int(d), p)
         return out
+
+
+_OPEN_LOCK = threading.Lock()
+_OPEN: dict[tuple[str, int, int], Searcher] = {}
+
+
+def open_searcher(build: BuildDir, docs: Sequence[Document] | None = None) -> Searcher:
+    """The build's index, loaded once per process while it stays the same.
+
+    Every stage that searches (questions, trajectories, eval, the search service) asks here, so
+    a build run in one process loads its index, documents and embedder once. A build without an
+    index gets an in-memory BM25 index of its corpus. `docs`: the build's documents when the
+    caller has read them already.
+    """
+    manifest = build.index / "manifest.json"
+    watched = manifest if manifest.is_file() else build.corpus
+    stat = watched.stat()
+    key = (str(watched.resolve()), stat.st_mtime_ns, stat.st_size)
+    with _OPEN_LOCK:
+        searcher = _OPEN.get(key)
+        if searcher is None:
+            _OPEN.clear()
+            searcher = _OPEN[key] = _load_searcher(build, docs, indexed=watched == manifest)
+    return searcher
+
+
+def _load_searcher(build: BuildDir, docs: Sequence[Document] | None, *, indexed: bool) -> Searcher:
+    if indexed:
+        return Searcher.load(build, documents=docs)
+    if docs is None:
+        from hopforge.corpus.store import read_documents
+
+        docs = read_documents(build)
+    log.warning("no index in %s: searching an in-memory BM25 index of the corpus", build.index)
+    return Searcher.from_documents(docs, dense=False)
 
 
 def make_snippet(text: str, query_tokens: Sequence[str], tokenizer: Tokenizer, width: int) -> str:

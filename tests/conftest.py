@@ -27,9 +27,9 @@ def tiny_corpus_path() -> Path:
     return TEST_DATA / "tiny_corpus.jsonl"
 
 
-# --- the OpenAI-compatible test server (tests/openai_server.py) ---
+# --- the OpenAI-compatible test server (tests/helpers/openai_server.py) ---
 # The repository root goes on sys.path so tests and benchmarks can write
-# `from tests.openai_server import OpenAITestServer, Reply` however pytest was started.
+# `from tests.helpers.openai_server import OpenAITestServer, Reply` however pytest was started.
 import sys
 from collections.abc import Iterator
 
@@ -37,7 +37,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 
-from tests.openai_server import OpenAITestServer
+from tests.helpers.openai_server import OpenAITestServer
 
 
 @pytest.fixture
@@ -87,7 +87,7 @@ def _agent_questions(docs: list) -> list:
 @pytest.fixture(scope="session")
 def agent_documents(tiny_corpus_path: Path) -> list:
     """The tiny corpus as `Document`s whose doc_ids are the file's ids (e.g. "mount-fendle")."""
-    from tests.tiny import load_tiny
+    from tests.helpers.tiny import load_tiny
 
     return load_tiny(tiny_corpus_path)
 

@@ -3,7 +3,7 @@
 `generate_questions` is a plain coroutine over records: documents and a searcher in, accepted
 and rejected `Question`s out, deterministic for its `rng` (and the teacher's replies). A draft
 that one search finds is blurred (another phrase for a step) and checked again before it is
-rejected. The build-directory runner that writes parts is `hopforge.flows.run_questions`.
+rejected. The build-directory runner that writes parts is `hopforge.flows.stages.questions`.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 One line per try: the request body, the assembled response payload (or the failure), the HTTP
 status, whether it was streamed, and its latency. Tests replay such a log through the local test
-server (tests/openai_server.py), and `make check-teacher` reads it for the prefix-reuse figure.
+server (tests/helpers/openai_server.py), and `make check-teacher` reads it for the prefix-reuse figure.
 Nothing secret is written: the API key travels in a header, and headers are not logged.
 """
 

@@ -1,0 +1,1 @@
+"""Build-directory runners of the stages that flows/ drives itself (questions to export, eval)."""
