@@ -2,9 +2,9 @@
 
 Every stage owns a frozen config dataclass that validates itself on construction. This module
 turns one table of the build file into such a dataclass: unknown keys are refused (the message
-lists the allowed ones), values are checked against the field's annotation (int, float, bool,
-str, tuples, Literal choices, nested dataclasses), and any error the dataclass raises is
-prefixed with the table's name. `dump_toml` writes the resolved config back as TOML.
+lists the allowed ones), values are checked against the field's annotation by pydantic
+(int, float, bool, str, tuples, Literal choices) and nested tables become their dataclasses,
+and any error the dataclass raises is prefixed with the table's name. `dump_toml` writes the resolved config back as TOML.
 """
 
 from __future__ import annotations
@@ -15,8 +15,10 @@ import math
 import types
 import typing
 from collections.abc import Mapping
+from functools import cache
 from typing import Any, Literal, TypeVar, get_args, get_origin, get_type_hints
 
+import pydantic
 from hopforge.corpus.errors import HopforgeError
 
 T = TypeVar("T")
@@ -59,72 +61,44 @@ def _type_name(tp: Any) -> str:
 
 
 def convert_value(section: str, key: str, value: Any, tp: Any) -> Any:
-    """`value` as the annotated type `tp`, or a ConfigError naming key, value and type."""
-    origin = get_origin(tp)
-    bad = ConfigError(
-        f"{_where(section, key)} = {_show(value)} is not allowed: expected {_type_name(tp)}"
-    )
+    """`value` as the annotated type `tp`, or a ConfigError naming key, value and type.
+
+    Tables (nested config dataclasses, alone or in a list) go through `table_to_dataclass`, so
+    unknown keys are refused and errors name the table; every other value is checked by
+    pydantic in strict JSON mode: TOML's arrays become tuples where the annotation says so, an
+    integer is a number, but a number is never an integer, a string never a number, a number
+    never a boolean.
+    """
     if tp is Any:
         return value
-    if origin in (typing.Union, types.UnionType):
-        options = get_args(tp)
-        if value is None and type(None) in options:
-            return None
-        for option in options:
-            if option is type(None):
-                continue
-            try:
-                return convert_value(section, key, value, option)
-            except ConfigError:
-                continue
-        raise bad
-    if origin is Literal:
-        if value in get_args(tp) and type(value) in {type(a) for a in get_args(tp)}:
-            return value
-        raise bad
-    if origin in (tuple, list):
-        if not isinstance(value, list | tuple):
-            raise bad
+    table = _table_class(tp)
+    if table is not None:
+        where = _where(section, key).strip("[]").replace("] ", ".")
+        if isinstance(value, Mapping):
+            return table_to_dataclass(where, value, table)
+        if get_origin(tp) is tuple and isinstance(value, list | tuple):
+            return tuple(table_to_dataclass(f"{where}[{i}]", v, table)
+                         for i, v in enumerate(value))
+    elif not (isinstance(value, float) and math.isnan(value)):
+        try:
+            return _adapter(tp).validate_json(json.dumps(value), strict=True)
+        except (pydantic.ValidationError, TypeError, ValueError):
+            pass
+    raise ConfigError(
+        f"{_where(section, key)} = {_show(value)} is not allowed: expected {_type_name(tp)}")
+
+
+def _table_class(tp: Any) -> type | None:
+    """The config dataclass that `tp` is, or holds a variable-length tuple of; else None."""
+    if get_origin(tp) is tuple:
         args = get_args(tp)
-        if len(args) == 2 and args[1] is Ellipsis or len(args) == 1:
-            items = [convert_value(section, f"{key}[{i}]", v, args[0]) for i, v in enumerate(value)]
-        elif args:
-            if len(args) != len(value):
-                raise bad
-            items = [convert_value(section, f"{key}[{i}]", v, a)
-                     for i, (v, a) in enumerate(zip(value, args))]
-        else:
-            items = list(value)
-        return tuple(items) if origin is tuple else items
-    if origin in (dict, Mapping) or tp in (dict, Mapping):
-        if not isinstance(value, dict):
-            raise bad
-        return dict(value)
-    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
-        if not isinstance(value, dict):
-            raise bad
-        return table_to_dataclass(_where(section, key).strip("[]").replace("] ", "."), value, tp)
-    if tp is bool:
-        if isinstance(value, bool):
-            return value
-        raise bad
-    if tp is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        raise bad
-    if tp is float:
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            if isinstance(value, float) and math.isnan(value):
-                raise bad
-            return float(value)
-        raise bad
-    if tp is str:
-        if isinstance(value, str):
-            return value
-        raise bad
-    if isinstance(tp, type) and not isinstance(value, tp):
-        raise bad
-    return value
+        tp = args[0] if len(args) == 2 and args[1] is Ellipsis else None
+    return tp if isinstance(tp, type) and dataclasses.is_dataclass(tp) else None
+
+
+@cache
+def _adapter(tp: Any) -> pydantic.TypeAdapter[Any]:
+    return pydantic.TypeAdapter(tp)
 
 
 def table_to_dataclass(section: str, table: Mapping[str, Any], cls: type[T]) -> T:
