@@ -3,7 +3,8 @@
 `prepare_build` checks the directory against the settings and writes the frozen config;
 `run_stage` runs one stage (or skips it when its done-marker matches); `run_build` runs them
 all in order without Prefect. The Prefect flow in flows/build/flow.py calls the same functions, and
-`run_stage_in_parts` with `run_stage_part` to spread a stage's parts over a cluster's workers.
+`begin_parts`, `run_stage_part` on each pending part (on a cluster's workers) and
+`finish_parts` to spread a stage's parts; data goes down and results come back, no callbacks.
 A build's config is read once: `run_build` passes the one it was given to every stage as a
 `BuildContext`; a stage run without one reads BUILD/build.toml once per process (`open_build`).
 """
@@ -14,10 +15,10 @@ import logging
 import os
 import socket
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.layout import BuildDir
@@ -42,9 +43,11 @@ from hopforge.flows.build.registry import STAGES, stage_spec
 from hopforge.flows.config.build_file import BuildConfig, load_config, read_frozen_hash, today_utc
 
 log = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    from hopforge.flows.stages.trajectories import PartPlan
+
 Progress = Callable[[int, int], None] | None
 # Runs `run_stage_part` for each given part index (anywhere) and yields each result as it ends.
-PartMap = Callable[[Sequence[int]], Iterable[dict[str, Any]]]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -191,44 +194,45 @@ def run_stage(
     return finish_stage(build_root, begun, stats)
 
 
-def run_stage_in_parts(
-    build_root: str | Path,
-    stage: str,
-    map_parts: PartMap,
-    *,
-    progress: Progress = None,
-    context: BuildContext | None = None,
-) -> StageResult:
-    """Run a stage part by part: `map_parts` runs `run_stage_part` on each pending part.
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PartedRun:
+    """A parted stage that was started: its run and the plan of its parts."""
 
-    The stage is planned and finished here; the parts may run on any worker that mounts the
-    build directory. The done-marker's `parts_ran_on` says where each part of this run ran.
+    run: StageRun
+    plan: PartPlan
+
+
+def begin_parts(build_root: str | Path, stage: str,
+                context: BuildContext | None = None) -> PartedRun | StageResult:
+    """Start a stage that runs part by part: its skipped result when done, else its plan.
+
+    The caller runs `run_stage_part` on each index of `plan.pending` (on any worker that
+    mounts the build directory) and hands the results to `finish_parts`.
     """
-
     if not stage_spec(stage).parted:
         raise ValueError(f"stage {stage!r} does not run in parts")
     context = context or open_build(build_root)
     begun = begin_stage(build_root, stage, context)
     if isinstance(begun, StageResult):
         return begun
-    plan = adapters.plan_parts(stage, context)
-    finished = plan.finished
-    if progress is not None:
-        progress(finished, plan.total)
-    results = []
-    for result in map_parts(list(plan.pending)):
-        results.append(result)
-        finished += plan.sizes[result["part"]]
-        if progress is not None:
-            progress(finished, plan.total)
-    stats = adapters.finish_parts(stage, context, results,
-                                 seconds=time.perf_counter() - begun.started)
+    return PartedRun(run=begun, plan=adapters.plan_parts(stage, context))
+
+
+def finish_parts(build_root: str | Path, parted: PartedRun,
+                 results: Sequence[dict[str, Any]]) -> StageResult:
+    """Finish a parted stage whose pending parts all returned `results`; writes its marker.
+
+    The done-marker's `parts_ran_on` says where each part of this run ran.
+    """
+    run = parted.run
+    stats = adapters.finish_parts(run.stage, open_build(build_root), results,
+                                  seconds=time.perf_counter() - run.started)
     ran_on = {f"{r['part']:05d}": r["ran_on"] for r in sorted(results, key=lambda r: r["part"])}
-    return finish_stage(build_root, begun, stats, {"parts_ran_on": ran_on})
+    return finish_stage(build_root, run, stats, {"parts_ran_on": ran_on})
 
 
 def run_stage_part(build_root: str | Path, stage: str, index: int) -> dict[str, Any]:
-    """Run part `index` of a stage that `run_stage_in_parts` planned, in this process."""
+    """Run part `index` of a stage that `begin_parts` planned, in this process."""
 
     return adapters.run_part(stage, open_build(build_root), index)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from hopforge.corpus.errors import HopforgeError
@@ -24,10 +24,11 @@ from hopforge.flows.build.artifacts import ProgressArtifact, artifact_key, publi
 from hopforge.flows.build.engine import (
     StageResult,
     TerminalProgress,
+    begin_parts,
+    finish_parts,
     prepare_build,
     resolve_config,
     run_stage,
-    run_stage_in_parts,
     run_stage_part,
 )
 from hopforge.flows.build.markers import build_lock
@@ -86,16 +87,27 @@ def _parted_stage(runner: TaskRunner[Any], build_root: str, stage: str,
     The part tasks are submitted from the flow itself: Prefect cannot send a task run's
     context to Dask, so a stage task could not submit them.
     """
+    begun = begin_parts(build_root, stage)
+    if isinstance(begun, StageResult):
+        return begun.to_row()
+    plan = begun.plan
 
-    def map_parts(indexes: Sequence[int]) -> Iterator[dict[str, Any]]:
+    def run(progress: Progress) -> StageResult:
         futures = [runner.submit(
             part_task.with_options(task_run_name=f"{stage}-part-{i:05d}"),
             {"build_root": build_root, "stage": stage, "index": i},
-        ) for i in indexes]
-        return _results(futures)
+        ) for i in plan.pending]
+        finished, results = plan.finished, []
+        if progress is not None:
+            progress(finished, plan.total)
+        for result in _results(futures):
+            results.append(result)
+            finished += plan.sizes[result["part"]]
+            if progress is not None:
+                progress(finished, plan.total)
+        return finish_parts(build_root, begun, results)
 
-    return _with_progress(stage, build_name, lambda progress: run_stage_in_parts(
-        build_root, stage, map_parts, progress=progress))
+    return _with_progress(stage, build_name, run)
 
 
 def _results(futures: list[PrefectFuture[Any]]) -> Iterator[dict[str, Any]]:
@@ -204,17 +216,6 @@ def _build(cfg: BuildConfig, today: str, from_stage: str | None, force: list[str
 
     return {"build": str(build.root), "name": cfg.name, "stages": rows,
             "flow_run_id": str(flow_run.id)}
-
-
-def run_build_flow(
-    config: str,
-    *,
-    out: str | None = None,
-    from_stage: str | None = None,
-    force: Sequence[str] = (),
-) -> dict[str, Any]:
-    """Run `build_flow` and return its result; user errors surface as HopforgeError."""
-    return build_flow(config, out=out, from_stage=from_stage, force=list(force) or None)
 
 
 def serve_build(config_path: str, cron: str, *, out: str | None = None) -> None:

@@ -115,14 +115,14 @@ def _run(config: str, args: argparse.Namespace) -> int:
         prepare_build(resolve_config(config, out), from_stage=args.from_stage,
                       force=args.force, check_only=True)
         _prefect_env()
-        from hopforge.flows.build.flow import run_build_flow
+        from hopforge.flows.build.flow import build_flow
 
         if not os.environ.get("PREFECT_API_URL"):
             print("No PREFECT_API_URL: running on a temporary local Prefect server (start "
                   "`hopforge dashboard` and export PREFECT_API_URL to watch builds).",
                   file=sys.stderr)
-        result: dict[str, Any] = run_build_flow(config, out=out, from_stage=args.from_stage,
-                                                force=args.force)
+        result: dict[str, Any] = build_flow(config, out=out, from_stage=args.from_stage,
+                                            force=list(args.force) or None)
         build, rows = BuildDir.at(result["build"]), result["stages"]
     print(summary_text(build, rows))
     print(f"done in {time.perf_counter() - t0:.0f} s")

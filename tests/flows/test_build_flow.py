@@ -37,13 +37,13 @@ dedup_questions = 0.0
 def test_build_flow_runs_every_stage_and_reports_to_prefect(
     prefect_harness: None, tmp_path: Path, tiny_corpus_path: Path
 ) -> None:
-    from hopforge.flows.build.flow import run_build_flow
+    from hopforge.flows.build.flow import build_flow
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
 
     config = tmp_path / "smoke.toml"
     config.write_text(TINY_FLOW_BUILD.format(corpus=tiny_corpus_path), encoding="utf-8")
-    result = run_build_flow(str(config), out=str(tmp_path / "out"))
+    result = build_flow(str(config), out=str(tmp_path / "out"))
     build = BuildDir.at(result["build"])
 
     assert [r["stage"] for r in result["stages"]] == list(STAGES)
@@ -75,5 +75,5 @@ def test_build_flow_runs_every_stage_and_reports_to_prefect(
     assert {"flow-smoke-trajectories-progress", "flow-smoke-summary"} <= keys
 
     # a second run finds every stage done on disk and skips it
-    again = run_build_flow(str(config), out=str(tmp_path / "out"))
+    again = build_flow(str(config), out=str(tmp_path / "out"))
     assert {r["status"] for r in again["stages"]} == {"skipped"}

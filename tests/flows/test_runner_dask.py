@@ -20,10 +20,11 @@ from hopforge.corpus.parts import done_indexes
 from hopforge.flows.build.context import open_build
 from hopforge.flows.build.engine import (
     StageResult,
+    begin_parts,
+    finish_parts,
     prepare_build,
     run_build,
     run_stage,
-    run_stage_in_parts,
     run_stage_part,
 )
 from hopforge.flows.config.build_file import STAGES, load_config
@@ -93,11 +94,11 @@ def local(tmp_path_factory: pytest.TempPathFactory, tiny_corpus_path: Path) -> B
 def test_dask_runner_gives_the_same_dataset_as_local(
     prefect_harness: None, tmp_path: Path, tiny_corpus_path: Path, local: BuildDir
 ) -> None:
-    from hopforge.flows.build.flow import run_build_flow
+    from hopforge.flows.build.flow import build_flow
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
 
-    result = run_build_flow(str(write_config(tmp_path, tiny_corpus_path, "dask")),
+    result = build_flow(str(write_config(tmp_path, tiny_corpus_path, "dask")),
                             out=str(tmp_path / "dask"))
     distributed = BuildDir.at(result["build"])
 
@@ -147,6 +148,24 @@ def in_process(build: BuildDir, fail_after: int | None = None
     return calls, map_parts
 
 
+def run_in_parts(build: BuildDir, map_parts: Any,
+                 progress: Any = None) -> StageResult:
+    """The trajectories stage part by part, as the flow drives it: plan, run the pending
+    parts through `map_parts`, finish."""
+    begun = begin_parts(build.root, "trajectories")
+    if isinstance(begun, StageResult):
+        return begun
+    plan, finished, results = begun.plan, begun.plan.finished, []
+    if progress is not None:
+        progress(finished, plan.total)
+    for result in map_parts(list(plan.pending)):
+        results.append(result)
+        finished += plan.sizes[result["part"]]
+        if progress is not None:
+            progress(finished, plan.total)
+    return finish_parts(build.root, begun, results)
+
+
 def test_parts_resume_without_redoing_or_duplicating(
     tmp_path: Path, tiny_corpus_path: Path, local: BuildDir
 ) -> None:
@@ -156,7 +175,7 @@ def test_parts_resume_without_redoing_or_duplicating(
         run_stage(build.root, stage)
     first, crashing = in_process(build, fail_after=2)
     with pytest.raises(RuntimeError, match="worker lost"):
-        run_stage_in_parts(build.root, "trajectories", crashing)
+        run_in_parts(build, crashing)
     assert done_indexes(build.trajectories) == {0, 1}
     # part 2 was half done when the run stopped: its journal holds some trajectories
     reference = (local.trajectories / "part-00002.jsonl").read_text().splitlines()
@@ -165,8 +184,7 @@ def test_parts_resume_without_redoing_or_duplicating(
 
     second, parts = in_process(build)
     seen: list[tuple[int, int]] = []
-    result = run_stage_in_parts(build.root, "trajectories", parts,
-                                progress=lambda d, t: seen.append((d, t)))
+    result = run_in_parts(build, parts, progress=lambda d, t: seen.append((d, t)))
     assert isinstance(result, StageResult) and result.status == "resumed"
     assert second == [first[0][2:]]  # only the parts not done
     assert (build.trajectories / "part-00000.jsonl").stat().st_mtime_ns == before
@@ -180,7 +198,7 @@ def test_parts_resume_without_redoing_or_duplicating(
     assert seen[0][0] == 2 * 24 and seen[-1] == (total, total)
     assert sorted(marker(build, "trajectories")["parts_ran_on"]) == [
         f"{i:05d}" for i in second[0]]
-    again = run_stage_in_parts(build.root, "trajectories", in_process(build)[1])
+    again = run_in_parts(build, in_process(build)[1])
     assert again.status == "skipped"
 
 
