@@ -7,7 +7,8 @@ is on text, well-separated clusters better). 10k and 100k vectors (`--quick`: 5k
 queries drawn the same way. IVF-PQ (what `auto` takes past a million vectors when HNSW would not
 fit the memory budget) keeps 48-byte codes in memory and rescores `refine * k` candidates
 exactly against the vectors (memory-mapped embeddings.npy in a build); `index_mb` is the faiss
-index alone. Latency is one query per call on one thread, as the search tool
+index alone. The last rows show what `auto` takes at 1M, 5M and 21M vectors (Search-R1's
+Wikipedia) under a 12 GiB budget and the memory it projects. Latency is one query per call on one thread, as the search tool
 issues them; speed-ups are ratios against flat search in the same process.
 """
 
@@ -84,4 +85,19 @@ def run(quick: bool = False) -> list[dict]:
                          "query_ms": round(ms, 3),
                          "speedup_vs_flat": round(flat_ms / ms, 1),
                          "recall@10": round(float(recall), 3)})
+    return rows + auto_choices()
+
+
+def auto_choices(budget_gb: float = 12.0) -> list[dict]:
+    """What `index_kind = "auto"` takes at Wikipedia sizes under a memory budget (half of a 24 GiB
+    machine), with the index memory it projects; not built here."""
+    from hopforge.corpus.vectors import choose_kind, index_bytes
+
+    rows = []
+    for n in (1_000_000, 5_000_000, 21_000_000):
+        kind = choose_kind(n, memory_budget_gb=budget_gb)
+        rows.append({"vectors": n, "index": f"auto -> {kind}",
+                     "search": f"chosen for a {budget_gb:g} GiB budget",
+                     "build_s": "", "index_mb": round(index_bytes(kind, n, 384) / 2**20, 1),
+                     "query_ms": "", "speedup_vs_flat": "", "recall@10": ""})
     return rows

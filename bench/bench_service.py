@@ -5,7 +5,8 @@ corpora); queries: the HotpotQA questions, k=5. "in process" runs `Searcher.sear
 threads sharing the searcher (what a worker that loads the index does); "service" runs the same
 queries from 16 client threads, each with its own keep-alive `RemoteSearcher`, against
 `hopforge serve-search`'s server in a child process. `same_hits` checks every result against the
-in-process one. Ratios are against in-process search at 16 threads, in the same run.
+in-process one; the last row sends 8 queries per request. Ratios are against in-process search
+at 16 threads, in the same run.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 CLIENTS = 16
+BATCH = 8  # queries per request in the batched row (POST /search takes a list)
 
 
 def _documents() -> list[Any]:
@@ -84,12 +86,20 @@ def run(quick: bool = False) -> list[dict]:
             client = local.client = RemoteSearcher(url)
         return client.search(q, k=5, mode="bm25")
 
+    def remote_batch(qs: list[str]) -> Any:
+        client = getattr(local, "client", None)
+        if client is None:
+            client = local.client = RemoteSearcher(url)
+        return client.search_batch(qs, k=5, mode="bm25")
+
     out: list[dict] = []
     try:
         one, truth = _qps(lambda q: searcher.search(q, k=5, mode="bm25"), queries, 1)
         many, _ = _qps(lambda q: searcher.search(q, k=5, mode="bm25"), queries, CLIENTS)
         served, got = _qps(remote_search, queries, CLIENTS)
         served1, got1 = _qps(remote_search, queries[: len(queries) // 4], 1)
+        groups = [queries[i : i + BATCH] for i in range(0, len(queries), BATCH)]
+        batched, got_groups = _qps(remote_batch, groups, CLIENTS)
     finally:
         child.terminate()
         child.join()
@@ -104,4 +114,9 @@ def run(quick: bool = False) -> list[dict]:
                 "queries_per_s": served1, "vs_in_process_16": served1 / many, "same_hits": same1})
     out.append({**common, "way": "service on loopback, 16 clients", "clients": CLIENTS,
                 "queries_per_s": served, "vs_in_process_16": served / many, "same_hits": same})
+    got_b = [hits for group in got_groups for hits in group]
+    batched *= len(queries) / len(groups)
+    out.append({**common, "way": f"service, 16 clients, {BATCH} queries per request",
+                "clients": CLIENTS, "queries_per_s": batched, "vs_in_process_16": batched / many,
+                "same_hits": sum(g == t for g, t in zip(got_b, truth)) / len(truth)})
     return out
