@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from hopforge.flows.config.teacher import add_teacher_arguments
+from hopforge.flows.config.teacher import add_teacher_arguments, positive_int
 
 DESCRIPTION = """\
 Run a teacher on tasks of BUILD at each turn budget (--budgets, in tool calls) under each fault
@@ -16,16 +16,6 @@ and the raw trajectories in DIR/trajectories/. Tasks: for budget B, up to N acce
 of BUILD (or questions of --tasks FILE) whose min_calls lies in [B/2, B], filled from the
 nearest below when too few (the report says so). --inject breaks the teacher on purpose
 (repeat@N, bad-args@N, forget@N, ignore-faults) to check that the harness sees it."""
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
-    return value
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -45,20 +35,20 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="fault mixes: none, light, heavy (default all three)")
     g.add_argument("--tasks", type=Path, default=None, metavar="FILE",
                    help="a JSONL file of questions (Question rows) instead of the build's")
-    g.add_argument("-n", type=_positive, default=None, metavar="N",
+    g.add_argument("-n", type=positive_int, default=None, metavar="N",
                    help="tasks per budget (default 20)")
     g.add_argument("--out", type=Path, required=True, metavar="DIR", help="where results go")
     g.add_argument("--inject", action="append", default=[], metavar="MODE",
                    help="a failure mode: repeat@N, bad-args@N, forget@N or ignore-faults "
                    "(repeatable)")
-    g.add_argument("--repeat-limit", type=_positive, default=3, metavar="K",
+    g.add_argument("--repeat-limit", type=positive_int, default=3, metavar="K",
                    help="handoff when one call is repeated more than K times in 20 (default 3)")
-    g.add_argument("--plan-change-limit", type=_positive, default=10, metavar="K",
+    g.add_argument("--plan-change-limit", type=positive_int, default=10, metavar="K",
                    help="handoff after more than K plan changes in a row without new evidence "
                    "(default 10)")
-    g.add_argument("--max-tokens", type=_positive, default=1024, metavar="N",
+    g.add_argument("--max-tokens", type=positive_int, default=1024, metavar="N",
                    help="completion tokens per teacher call (default 1024)")
-    g.add_argument("--context-tokens", type=_positive, default=32768, metavar="N",
+    g.add_argument("--context-tokens", type=positive_int, default=32768, metavar="N",
                    help="the teacher's context length (default 32768)")
     g.add_argument("--temperature", type=float, default=0.7, help="sampling temperature (0.7)")
     g.add_argument("--seed", type=int, default=0, help="base seed (default 0)")

@@ -52,7 +52,8 @@ class TeacherSettings:
         return self.config.label
 
 
-def _positive_int(text: str) -> int:
+def positive_int(text: str) -> int:
+    """argparse type: a whole number >= 1."""
     try:
         value = int(text)
     except ValueError:
@@ -103,7 +104,7 @@ def add_teacher_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--concurrency",
-        type=_positive_int,
+        type=positive_int,
         default=_DEFAULT.concurrency,
         metavar="N",
         help="most teacher requests in flight at once, over all replicas (default 16)",
