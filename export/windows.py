@@ -14,6 +14,7 @@ shows them (elided), not as they were when those turns were written.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 from collections.abc import Callable, Sequence
@@ -166,18 +167,41 @@ def _prompt(ctx: Context, step: _Step, *, forced: bool) -> list[dict[str, Any]]:
     return [*messages, dict(step.assistant)]
 
 
+class _Feed:
+    """One context manager fed steps in the order of the run; `prompt` renders it as a fresh
+    manager fed the same steps would, without replaying them.
+
+    A candidate window renders a shallow copy: rendering (and setting the window's starting
+    checkpoint) rebinds the copy's attributes and never changes the steps it shares with the
+    feed, so the next candidate only feeds its one new step.
+    """
+
+    def __init__(self, traj: Trajectory, question: str, cp: Checkpoint | None,
+                 settings: WindowSettings) -> None:
+        self.ctx = _context(traj, question, settings)
+        self.cps = {c.turn: c for c in traj.checkpoints}
+        self.cp = cp
+
+    def feed(self, step: _Step) -> None:
+        self.ctx.add_step(step.turn, step.assistant, step.result or {}, step.pointer)
+        if step.turn in self.cps:  # checkpoints come in as they did in the run
+            self.ctx.set_checkpoint(self.cps[step.turn])
+
+    def prompt(self, last: _Step, *, forced: bool) -> list[dict[str, Any]]:
+        """The prompt for `last` after the steps fed so far, then its assistant message."""
+        view = copy.copy(self.ctx)
+        if self.cp is not None and view.checkpoint is None:
+            view.set_checkpoint(self.cp)  # the window starts after the turns that led to it
+        return _prompt(view, last, forced=forced)
+
+
 def _render(traj: Trajectory, question: str, cp: Checkpoint | None, steps: Sequence[_Step],
             settings: WindowSettings, *, forced: bool) -> list[dict[str, Any]]:
     """The teacher's prompt for the last of `steps`, then that step's assistant message."""
-    ctx = _context(traj, question, settings)
-    cps = {c.turn: c for c in traj.checkpoints}
+    feed = _Feed(traj, question, cp, settings)
     for s in steps[:-1]:
-        ctx.add_step(s.turn, s.assistant, s.result or {}, s.pointer)
-        if s.turn in cps:  # checkpoints come in as they did in the run
-            ctx.set_checkpoint(cps[s.turn])
-    if cp is not None and ctx.checkpoint is None:
-        ctx.set_checkpoint(cp)  # the window starts after the turns that led to it
-    return _prompt(ctx, steps[-1], forced=forced)
+        feed.feed(s)
+    return feed.prompt(steps[-1], forced=forced)
 
 
 def _epochs(traj: Trajectory, steps: list[_Step], keep: int
@@ -287,12 +311,16 @@ def _one_turn(traj: Trajectory, step: _Step, msgs: list[dict[str, Any]], shown: 
 def _split(traj: Trajectory, question: str, cp: Checkpoint | None, carried: list[_Step],
            own: list[_Step], tools: Sequence[dict[str, Any]], settings: WindowSettings,
            count: Counter, forced: bool) -> list[Window]:
-    """One epoch as windows: whole when it fits, else the longest runs of turns that do."""
+    """One epoch as windows: whole when it fits, else the longest runs of turns that do.
+
+    A run grows one turn at a time on one fed context manager (`_Feed`); only its size is
+    measured until it stops fitting, and the longest run that fit becomes the window.
+    """
     limit = settings.max_seq_tokens
 
-    def make(context: list[_Step], trained: list[_Step], is_last: bool) -> Window:
+    def window(context: list[_Step], trained: list[_Step], msgs: list[dict[str, Any]],
+               tokens: int) -> Window:
         shown = [*context, *trained]
-        msgs = _render(traj, question, cp, shown, settings, forced=forced and is_last)
         before = {id(s) for s in context}
         assistants = _assistants(msgs)
         for m, s in zip(assistants, shown[len(shown) - len(assistants):], strict=True):
@@ -302,21 +330,27 @@ def _split(traj: Trajectory, question: str, cp: Checkpoint | None, carried: list
         rendered = shown[len(shown) - len(assistants):]
         return Window(messages=tuple(msgs), turns=tuple(s.turn for s in rendered),
                       trained=tuple(s.turn for s in trained),
-                      checkpoint=cp.turn if cp is not None else -1, tokens=count(msgs, tools))
+                      checkpoint=cp.turn if cp is not None else -1, tokens=tokens)
 
-    whole = make(carried, own, True)
-    if whole.tokens <= limit:
-        return [whole]
+    msgs = _render(traj, question, cp, [*carried, *own], settings, forced=forced)
+    tokens = count(msgs, tools)
+    if tokens <= limit:
+        return [window(carried, own, msgs, tokens)]
     out: list[Window] = []
     start, context = 0, list(carried)
     while start < len(own):
-        end = start + 1
-        best = None
-        while end <= len(own):
-            w = make(context, own[start:end], end == len(own))
-            if w.tokens > limit:
+        feed = _Feed(traj, question, cp, settings)
+        for s in context:
+            feed.feed(s)
+        best: tuple[list[dict[str, Any]], int, int] | None = None
+        for end in range(start + 1, len(own) + 1):
+            if end > start + 1:
+                feed.feed(own[end - 2])
+            msgs = feed.prompt(own[end - 1], forced=forced and end == len(own))
+            tokens = count(msgs, tools)
+            if tokens > limit:
                 break
-            best, end = (w, end), end + 1
+            best = (msgs, tokens, end)
         if best is None:
             if context:
                 context = context[1:]
@@ -325,10 +359,11 @@ def _split(traj: Trajectory, question: str, cp: Checkpoint | None, carried: list
                 f"trajectory {traj.tid}: turn {own[start].turn} alone needs more than "
                 f"max_seq_tokens={limit} tokens; raise [export] max_seq_tokens"
             )
-        out.append(best[0])
-        shown = [*context, *own[start:best[1]]]
+        msgs, tokens, end = best
+        out.append(window(context, own[start:end], msgs, tokens))
+        shown = [*context, *own[start:end]]
         context = shown[-settings.keep_results:] if settings.keep_results else []
-        start = best[1]
+        start = end
     return out
 
 
