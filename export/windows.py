@@ -187,6 +187,10 @@ class _Feed:
         if step.turn in self.cps:  # checkpoints come in as they did in the run
             self.ctx.set_checkpoint(self.cps[step.turn])
 
+    def drop_oldest(self) -> None:
+        """Forget the oldest step fed, as a feed of the later steps alone would have it."""
+        self.ctx.drop_oldest()
+
     def prompt(self, last: _Step, *, forced: bool) -> list[dict[str, Any]]:
         """The prompt for `last` after the steps fed so far, then its assistant message."""
         view = copy.copy(self.ctx)
@@ -338,10 +342,12 @@ def _split(traj: Trajectory, question: str, cp: Checkpoint | None, carried: list
         return [window(carried, own, msgs, tokens)]
     out: list[Window] = []
     start, context = 0, list(carried)
+    feed: _Feed | None = None
     while start < len(own):
-        feed = _Feed(traj, question, cp, settings)
-        for s in context:
-            feed.feed(s)
+        if feed is None:
+            feed = _Feed(traj, question, cp, settings)
+            for s in context:
+                feed.feed(s)
         best: tuple[list[dict[str, Any]], int, int] | None = None
         for end in range(start + 1, len(own) + 1):
             if end > start + 1:
@@ -351,9 +357,10 @@ def _split(traj: Trajectory, question: str, cp: Checkpoint | None, carried: list
             if tokens > limit:
                 break
             best = (msgs, tokens, end)
-        if best is None:
+        if best is None:  # only the context was fed: the window starts one turn later
             if context:
                 context = context[1:]
+                feed.drop_oldest()
                 continue
             raise WindowTooLong(
                 f"trajectory {traj.tid}: turn {own[start].turn} alone needs more than "
@@ -363,7 +370,7 @@ def _split(traj: Trajectory, question: str, cp: Checkpoint | None, carried: list
         out.append(window(context, own[start:end], msgs, tokens))
         shown = [*context, *own[start:end]]
         context = shown[-settings.keep_results:] if settings.keep_results else []
-        start = end
+        start, feed = end, None
     return out
 
 

@@ -145,6 +145,7 @@ class Context:
         self._elided = 0  # steps before this one show their pointer
         self._chars = 0  # size of `_flat`
         self._summarized = 0  # steps the latest checkpoint covers: left out first when full
+        self._checkpoint_steps = 0  # steps there were when the latest checkpoint was set
         self._left_out = (0, 0)  # (steps, their chars) the last full render left out
         self._rendered_chars = 0
         self._rendered_messages = 0
@@ -186,6 +187,27 @@ class Context:
         self.checkpoint = cp
         self._head = self._make_head()
         self._summarized = max(0, len(self._steps) - self.keep_results)
+        self._checkpoint_steps = len(self._steps)
+
+    def drop_oldest(self) -> None:
+        """Forget the oldest step: the state is as if the later steps alone had been added.
+
+        A checkpoint set right after the forgotten step goes with it. Rendering is not undone:
+        call this on a manager that has not rendered yet (the export's windows do).
+        """
+        step = self._steps.pop(0)
+        elided = self._elided > 0 and step.pointer is not None
+        self._chars -= step.pointer_chars if elided else step.chars
+        del self._flat[:2]
+        self._elided = max(0, self._elided - 1)
+        if self.checkpoint is not None:
+            self._checkpoint_steps -= 1
+            if self._checkpoint_steps == 0:  # set by the forgotten step alone
+                self.checkpoint = None
+                self._head = self._make_head()
+                self._summarized = 0
+            else:
+                self._summarized = max(0, self._checkpoint_steps - self.keep_results)
 
     def render(self, *, extra: Message | None = None, compact: bool = False) -> list[Message]:
         """Messages for the next call; `compact` keeps only as much of the verbatim tail as fits."""

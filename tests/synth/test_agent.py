@@ -1,4 +1,5 @@
 import asyncio
+import copy
 import json
 import random
 from collections.abc import Callable
@@ -209,6 +210,36 @@ def test_checkpoints_are_kept_and_old_results_elided(agent_questions: list, agen
     # the assistant's tool calls and the tool results still pair up by id
     ids = [c["id"] for m in last_prompt if m.get("tool_calls") for c in m["tool_calls"]]
     assert ids == [m["tool_call_id"] for m in last_prompt if m["role"] == "tool"]
+
+
+def test_dropping_the_oldest_step_equals_feeding_the_later_steps_alone() -> None:
+    """The export's windows start one turn later by dropping a step, not by replaying."""
+    rng = random.Random(7)
+    cps = {3: Checkpoint(turn=3, goal="g3"), 6: Checkpoint(turn=6, goal="g6", facts=(("f", "d"),))}
+    steps = [(i, {"role": "assistant", "content": f"a{i}" * rng.randint(1, 30)},
+              {"role": "user", "content": "r" * rng.randint(10, 900)},
+              None if i == 4 else f"[pointer {i}]") for i in range(10)]
+
+    def fed(part: list[Any]) -> Context:
+        ctx = Context("sys", "Q?", keep_results=2, context_tokens=700, reserve_tokens=50)
+        for turn, a, r, pointer in part:
+            ctx.add_step(turn, a, r, pointer)
+            if turn in cps:
+                ctx.set_checkpoint(cps[turn])
+        return ctx
+
+    for budget in (300, 700, 5000):
+        dropping = fed(steps)
+        for k in range(1, len(steps)):
+            dropping.drop_oldest()
+            fresh = fed(steps[k:])
+            for ctx in (dropping, fresh):
+                ctx.context_tokens = budget
+            view = copy.copy(dropping)  # render a copy, as the windows do
+            assert view.render() == fresh.render(), (budget, k)
+            assert view.estimate_tokens() == fresh.estimate_tokens(), (budget, k)
+            assert view.render(compact=True) == fresh.render(compact=True), (budget, k)
+            assert dropping.checkpoint == fresh.checkpoint, (budget, k)
 
 
 def test_context_renders_budget_and_calibrates() -> None:
