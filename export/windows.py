@@ -275,6 +275,7 @@ def turn_windows(
                 shown = [*carried, *own[: i + 1]]
                 msgs = _prompt(ctx, step, forced=is_forced)
                 tokens = count(msgs, tools)
+                trimmed: _Feed | None = None  # the shown turns before `step`, fed once
                 while tokens > settings.max_seq_tokens:  # the oldest turns leave the row
                     if len(shown) == 1:
                         raise WindowTooLong(
@@ -285,8 +286,16 @@ def turn_windows(
                     # as many as the excess over the mean turn's size, at least one
                     excess = tokens - settings.max_seq_tokens
                     drop = max(1, math.ceil(excess * len(shown) / max(1, tokens)))
-                    shown = shown[min(drop, len(shown) - 1):]
-                    msgs = _render(traj, question, cp, shown, settings, forced=is_forced)
+                    drop = min(drop, len(shown) - 1)
+                    shown = shown[drop:]
+                    if trimmed is None:
+                        trimmed = _Feed(traj, question, cp, settings)
+                        for s in shown[:-1]:
+                            trimmed.feed(s)
+                    else:
+                        for _ in range(drop):
+                            trimmed.drop_oldest()
+                    msgs = trimmed.prompt(step, forced=is_forced)
                     tokens = count(msgs, tools)
                 window = _one_turn(traj, step, msgs, shown, cp, tokens)
                 if window is not None:
