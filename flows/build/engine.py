@@ -15,7 +15,7 @@ import logging
 import os
 import socket
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -201,13 +201,27 @@ class PartedRun:
     run: StageRun
     plan: PartPlan
 
+    def collect(self, results: Iterable[dict[str, Any]],
+                progress: Progress = None) -> list[dict[str, Any]]:
+        """The pending parts' results as they arrive, with the trajectories done reported."""
+        finished, out = self.plan.finished, []
+        if progress is not None:
+            progress(finished, self.plan.total)
+        for result in results:
+            out.append(result)
+            finished += self.plan.sizes[result["part"]]
+            if progress is not None:
+                progress(finished, self.plan.total)
+        return out
+
 
 def begin_parts(build_root: str | Path, stage: str,
                 context: BuildContext | None = None) -> PartedRun | StageResult:
     """Start a stage that runs part by part: its skipped result when done, else its plan.
 
     The caller runs `run_stage_part` on each index of `plan.pending` (on any worker that
-    mounts the build directory) and hands the results to `finish_parts`.
+    mounts the build directory), gathers the results with `collect` and hands them to
+    `finish_parts`.
     """
     if not stage_spec(stage).parted:
         raise ValueError(f"stage {stage!r} does not run in parts")

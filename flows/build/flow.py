@@ -90,22 +90,13 @@ def _parted_stage(runner: TaskRunner[Any], build_root: str, stage: str,
     begun = begin_parts(build_root, stage)
     if isinstance(begun, StageResult):
         return begun.to_row()
-    plan = begun.plan
 
     def run(progress: Progress) -> StageResult:
         futures = [runner.submit(
             part_task.with_options(task_run_name=f"{stage}-part-{i:05d}"),
             {"build_root": build_root, "stage": stage, "index": i},
-        ) for i in plan.pending]
-        finished, results = plan.finished, []
-        if progress is not None:
-            progress(finished, plan.total)
-        for result in _results(futures):
-            results.append(result)
-            finished += plan.sizes[result["part"]]
-            if progress is not None:
-                progress(finished, plan.total)
-        return finish_parts(build_root, begun, results)
+        ) for i in begun.plan.pending]
+        return finish_parts(build_root, begun, begun.collect(_results(futures), progress))
 
     return _with_progress(stage, build_name, run)
 

@@ -155,14 +155,7 @@ def run_in_parts(build: BuildDir, map_parts: Any,
     begun = begin_parts(build.root, "trajectories")
     if isinstance(begun, StageResult):
         return begun
-    plan, finished, results = begun.plan, begun.plan.finished, []
-    if progress is not None:
-        progress(finished, plan.total)
-    for result in map_parts(list(plan.pending)):
-        results.append(result)
-        finished += plan.sizes[result["part"]]
-        if progress is not None:
-            progress(finished, plan.total)
+    results = begun.collect(map_parts(list(begun.plan.pending)), progress)
     return finish_parts(build.root, begun, results)
 
 
