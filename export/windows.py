@@ -265,15 +265,15 @@ def turn_windows(
     count = _memo_char_tokens() if count is char_tokens else count
     steps = _steps(traj, weights, "object", True)
     out: list[Window] = []
-    # one context manager fed turn by turn, as in the run: each prompt is rendered once
-    ctx = _context(traj, question, settings)
-    cps = {c.turn: c for c in traj.checkpoints}
+    # one context manager fed turn by turn and rendered itself, as in the run: each prompt
+    # is rendered once
+    run = _Feed(traj, question, None, settings)
     for cp, carried, own, forced in _epochs(traj, steps, settings.keep_results):
         for i, step in enumerate(own):
             if step.assistant.get("weight"):
                 is_forced = forced and i == len(own) - 1
                 shown = [*carried, *own[: i + 1]]
-                msgs = _prompt(ctx, step, forced=is_forced)
+                msgs = _prompt(run.ctx, step, forced=is_forced)
                 tokens = count(msgs, tools)
                 trimmed: _Feed | None = None  # the shown turns before `step`, fed once
                 while tokens > settings.max_seq_tokens:  # the oldest turns leave the row
@@ -300,9 +300,7 @@ def turn_windows(
                 window = _one_turn(traj, step, msgs, shown, cp, tokens)
                 if window is not None:
                     out.append(window)
-            ctx.add_step(step.turn, step.assistant, step.result or {}, step.pointer)
-            if step.turn in cps:
-                ctx.set_checkpoint(cps[step.turn])
+            run.feed(step)
     return out
 
 
