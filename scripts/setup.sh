@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Create .venv with hopforge and its test extras. Idempotent: reinstalls only when
-# pyproject.toml changed. torch is pinned to the CPU build (an unpinned torch pulls CUDA).
+# Create .venv with hopforge, its test extras and the Ray runner's extra. Idempotent:
+# reinstalls only when pyproject.toml changed. torch is pinned to the CPU build (an unpinned torch pulls CUDA).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -10,5 +10,5 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then exit 0; fi
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q "torch==2.13.0"
-.venv/bin/python -m pip install -q -e '.[test]'
+.venv/bin/python -m pip install -q -e '.[test,ray]'
 echo "$want" > "$stamp"

@@ -44,6 +44,10 @@ from prefect.task_runners import TaskRunner
 log = logging.getLogger(__name__)
 
 FLOW_NAME = "hopforge-build"
+RAY_MISSING = (
+    "[build] runner = \"ray\" needs prefect-ray and Ray: `pip install 'hopforge[ray]'` "
+    "(prefect-ray, ray[default]), or use runner = \"dask\" (installed) or \"local\""
+)
 Progress = Callable[[int, int], None] | None
 
 
@@ -140,14 +144,23 @@ def _make_runner(settings: BuildSettings) -> TaskRunner[Any]:
             "n_workers": settings.workers, "threads_per_worker": 1,
             "processes": True, "dashboard_address": ":0",
         })
+    return _ray_runner(settings)
+
+
+def _ray_runner(settings: BuildSettings) -> TaskRunner[Any]:
+    """Ray: join the cluster at `address`, or start a local one of `workers` CPUs, one task
+    per CPU, that stops with the build. Its workers are processes kept for the whole build, so
+    each loads the index once for all the parts it runs."""
     try:
         from prefect_ray import RayTaskRunner  # type: ignore[import-not-found]
     except ImportError:
-        raise HopforgeError(
-            "[build] runner = \"ray\" needs prefect-ray: `pip install prefect-ray`, or "
-            "use runner = \"dask\" (installed) or \"local\""
-        ) from None
-    return RayTaskRunner(address=settings.address or None)  # type: ignore[no-any-return]
+        raise HopforgeError(RAY_MISSING) from None
+    if settings.address:
+        return RayTaskRunner(address=settings.address)  # type: ignore[no-any-return]
+    # "local" starts a new cluster even where RAY_ADDRESS or a `ray start` cluster is around
+    return RayTaskRunner(address="local", init_kwargs={  # type: ignore[no-any-return]
+        "num_cpus": settings.workers, "include_dashboard": False,
+    })
 
 
 @contextlib.contextmanager

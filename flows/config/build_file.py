@@ -283,13 +283,14 @@ def parse_config(
 
 
 def _check_runner(build: BuildSettings) -> None:
-    package = {"dask": ("prefect_dask", "prefect-dask"), "ray": ("prefect_ray", "prefect-ray")}
+    package = {"dask": ("prefect_dask", "prefect-dask", "prefect-dask"),
+               "ray": ("prefect_ray", "prefect-ray and Ray", "'hopforge[ray]'")}
     if build.runner in package:
-        module, dist = package[build.runner]
+        module, needs, install = package[build.runner]
         if importlib.util.find_spec(module) is None:
             raise ConfigError(
-                f"[build] runner = \"{build.runner}\" needs {dist}: `pip install {dist}`, or "
-                "use runner = \"local\""
+                f"[build] runner = \"{build.runner}\" needs {needs}: `pip install {install}`, "
+                "or use runner = \"local\""
             )
 
 

@@ -180,15 +180,6 @@ def test_several_teacher_urls_reach_the_client(tmp_path, tiny_corpus_path):
     assert open_teacher(scripted) is None
 
 
-def test_ray_runner_needs_prefect_ray_up_front(tmp_path, tiny_corpus_path):
-    import importlib.util
-
-    if importlib.util.find_spec("prefect_ray") is not None:
-        pytest.skip("prefect-ray is installed")
-    msg = error(tmp_path, '[build]\nrunner = "ray"\n', tiny_corpus_path)
-    assert "[build] runner" in msg and "pip install prefect-ray" in msg
-
-
 def test_speed_settings_do_not_change_the_hash(tmp_path, tiny_corpus_path):
     base = load(tmp_path, "", tiny_corpus_path)
     fast = load(tmp_path, "[trajectories]\nconcurrency = 64\n[questions]\nconcurrency = 2\n"

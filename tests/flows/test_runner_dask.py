@@ -11,7 +11,6 @@ import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
-from uuid import UUID
 
 import pytest
 from hopforge.corpus.errors import HopforgeError
@@ -23,114 +22,33 @@ from hopforge.flows.build.engine import (
     begin_parts,
     finish_parts,
     prepare_build,
-    run_build,
     run_stage,
     run_stage_part,
 )
-from hopforge.flows.config.build_file import STAGES, load_config
+from hopforge.flows.config.build_file import load_config
 
-from tests.helpers.snapshots import canonical_rows
-
-DASK_BUILD = """\
-[build]
-name = "dask-{runner}"
-runner = "{runner}"
-workers = 2
-
-[corpus]
-sources = ["{corpus}"]
-
-[index]
-dense = false
-
-[questions]
-# the tiny corpus is too small to blur phrases or to hide
-# answers from one search
-min_df = 1
-shortcut_rank = 0
-
-[trajectories]
-samples = 2
-part_questions = 12
-
-[filter]
-dedup_questions = 0.0
-"""
-CPU_STAGES = ("ingest", "index", "score", "filter", "export")
-
-
-def dataset(build: BuildDir, names: Sequence[str] = (
-        "questions", "trajectories", "scores", "pairs", "filtered", "export")
-            ) -> dict[str, list[str]]:
-    """Every JSONL file of the part stages and the export, rows sorted, wall-clock fields dropped."""
-    return {str(path.relative_to(build.root)): canonical_rows(path)
-            for name in names for path in sorted((build.root / name).rglob("*.jsonl"))}
-
-
-def write_config(tmp_path: Path, corpus: Path, runner: str) -> Path:
-    path = tmp_path / f"{runner}.toml"
-    path.write_text(DASK_BUILD.format(corpus=corpus, runner=runner), encoding="utf-8")
-    return path
-
-
-def marker(build: BuildDir, stage: str) -> dict[str, Any]:
-    return json.loads((build.root / "stages" / f"{stage}.done.json").read_text())  # type: ignore[no-any-return]
-
-
-def pid(ran_on: str) -> str:
-    return ran_on.rsplit(":", 1)[1]
-
-
-@pytest.fixture(scope="module")
-def local(tmp_path_factory: pytest.TempPathFactory, tiny_corpus_path: Path) -> BuildDir:
-    """The reference: the whole build with the default runner, without Prefect."""
-    tmp = tmp_path_factory.mktemp("local")
-    build, _ = run_build(load_config(write_config(tmp, tiny_corpus_path, "local"),
-                                     out=tmp / "local"))
-    assert len(done_indexes(build.trajectories)) >= 4
-    return build
+from tests.helpers.runner_builds import (
+    assert_ran_on_workers,
+    assert_same_dataset,
+    dataset,
+    marker,
+    pid,
+    write_config,
+)
 
 
 def test_dask_runner_gives_the_same_dataset_as_local(
-    prefect_harness: None, tmp_path: Path, tiny_corpus_path: Path, local: BuildDir
+    prefect_harness: None, tmp_path: Path, tiny_corpus_path: Path, local_build: BuildDir
 ) -> None:
     from hopforge.flows.build.flow import build_flow
-    from prefect.client.orchestration import get_client
-    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
 
     result = build_flow(str(write_config(tmp_path, tiny_corpus_path, "dask")),
                             out=str(tmp_path / "dask"))
     distributed = BuildDir.at(result["build"])
 
     assert {r["status"] for r in result["stages"]} == {"ran"}
-    expected = dataset(local)
-    assert any(k.startswith("export/") for k in expected)
-    assert dataset(distributed) == expected
-    counts = [json.loads((b.export / "manifest.json").read_text()).get("counts")
-              for b in (local, distributed)]
-    assert counts[0] == counts[1]
-    parts = sorted(f"{i:05d}" for i in done_indexes(distributed.trajectories))
-    # a task run per stage, but one per part for the trajectories stage
-    with get_client(sync_client=True) as client:
-        tasks = client.read_task_runs(flow_run_filter=FlowRunFilter(
-            id=FlowRunFilterId(any_=[UUID(result["flow_run_id"])])))
-    assert sorted(t.name for t in tasks) == sorted(
-        [*(s for s in STAGES if s != "trajectories"), *(f"trajectories-part-{p}" for p in parts)])
-    assert all(t.state_name == "Completed" for t in tasks)
-    # CPU stages and the trajectory parts ran in the Dask workers, several of them; the
-    # questions stage and the planning and finishing of trajectories in the flow's process
-    here = str(os.getpid())
-    assert pid(marker(distributed, "questions")["ran_on"]) == here
-    assert pid(marker(distributed, "trajectories")["ran_on"]) == here
-    assert all(pid(marker(distributed, s)["ran_on"]) != here for s in CPU_STAGES)
-    ran_on = marker(distributed, "trajectories")["parts_ran_on"]
-    assert sorted(ran_on) == parts
-    workers = {pid(w) for w in ran_on.values()}
-    assert len(workers) >= 2 and here not in workers
-    report = json.loads((distributed.reports / "trajectories.json").read_text())["run"]
-    assert report["parts_written"] == len(parts) and report["parts_already_done"] == 0
-    assert sorted(report["ran_on"].values()) == sorted(
-        list(ran_on.values()).count(w) for w in report["ran_on"])
+    assert_same_dataset(local_build, distributed)
+    assert_ran_on_workers(result, distributed)
 
 
 def in_process(build: BuildDir, fail_after: int | None = None
@@ -160,7 +78,7 @@ def run_in_parts(build: BuildDir, map_parts: Any,
 
 
 def test_parts_resume_without_redoing_or_duplicating(
-    tmp_path: Path, tiny_corpus_path: Path, local: BuildDir
+    tmp_path: Path, tiny_corpus_path: Path, local_build: BuildDir
 ) -> None:
     config = load_config(write_config(tmp_path, tiny_corpus_path, "local"), out=tmp_path / "b")
     build = prepare_build(config)
@@ -171,7 +89,7 @@ def test_parts_resume_without_redoing_or_duplicating(
         run_in_parts(build, crashing)
     assert done_indexes(build.trajectories) == {0, 1}
     # part 2 was half done when the run stopped: its journal holds some trajectories
-    reference = (local.trajectories / "part-00002.jsonl").read_text().splitlines()
+    reference = (local_build.trajectories / "part-00002.jsonl").read_text().splitlines()
     (build.trajectories / ".part-00002.journal.jsonl").write_text("\n".join(reference[:5]) + "\n")
     before = (build.trajectories / "part-00000.jsonl").stat().st_mtime_ns
 
@@ -181,7 +99,7 @@ def test_parts_resume_without_redoing_or_duplicating(
     assert isinstance(result, StageResult) and result.status == "resumed"
     assert second == [first[0][2:]]  # only the parts not done
     assert (build.trajectories / "part-00000.jsonl").stat().st_mtime_ns == before
-    assert dataset(build, ["trajectories"]) == dataset(local, ["trajectories"])
+    assert dataset(build, ["trajectories"]) == dataset(local_build, ["trajectories"])
     assert (build.trajectories / "part-00002.jsonl").read_text().splitlines()[:5] == reference[:5]
     assert not list(build.trajectories.glob(".part-*"))
     report = json.loads((build.reports / "trajectories.json").read_text())["run"]
@@ -195,21 +113,21 @@ def test_parts_resume_without_redoing_or_duplicating(
     assert again.status == "skipped"
 
 
-def test_a_part_needs_its_run_planned(tmp_path: Path, local: BuildDir) -> None:
+def test_a_part_needs_its_run_planned(tmp_path: Path, local_build: BuildDir) -> None:
     from hopforge.flows.stages.trajectories import run_trajectory_part
     from hopforge.synth.trajectories.stage import TrajectoryConfig
 
-    config = load_config(local.config)
+    config = load_config(local_build.config)
     with pytest.raises(HopforgeError, match="not planned"):
-        run_trajectory_part(local, TrajectoryConfig(samples=3), 0)
+        run_trajectory_part(local_build, TrajectoryConfig(samples=3), 0)
     with pytest.raises(HopforgeError, match="does not exist"):
-        run_trajectory_part(local, config.stages["trajectories"], 999)
-    done = run_trajectory_part(local, config.stages["trajectories"], 0)
+        run_trajectory_part(local_build, config.stages["trajectories"], 999)
+    done = run_trajectory_part(local_build, config.stages["trajectories"], 0)
     assert done["written"] is False and done["ran"] == 0 and pid(done["ran_on"]) == str(os.getpid())
 
 
 def test_a_part_opens_its_own_model_client_with_the_workers_key(
-    tmp_path: Path, tiny_corpus_path: Path, local: BuildDir, openai_server: Any,
+    tmp_path: Path, tiny_corpus_path: Path, local_build: BuildDir, openai_server: Any,
     monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from hopforge.flows.build import adapters
@@ -217,7 +135,7 @@ def test_a_part_opens_its_own_model_client_with_the_workers_key(
 
     from tests.helpers.openai_server import Reply
 
-    shutil.copytree(local.root, tmp_path / "b", ignore=shutil.ignore_patterns("trajectories"))
+    shutil.copytree(local_build.root, tmp_path / "b", ignore=shutil.ignore_patterns("trajectories"))
     build = BuildDir.at(tmp_path / "b")
     text = write_config(tmp_path, tiny_corpus_path, "local").read_text() + (
         f'\n[teacher]\nkind = "openai"\nurls = ["{openai_server.base_url}"]\n'
@@ -236,16 +154,3 @@ def test_a_part_opens_its_own_model_client_with_the_workers_key(
     rows = [json.loads(line) for line in part]
     assert {r["teacher"] for r in rows} == {"openai:test-model"}
     assert {r["final_answer"] for r in rows} == {"Quillon"}
-
-
-def test_ray_runner_without_prefect_ray_says_how_to_install_it() -> None:
-    import importlib.util
-
-    from hopforge.flows.build.flow import cpu_runner
-    from hopforge.flows.config.build_file import BuildSettings
-
-    if importlib.util.find_spec("prefect_ray") is not None:
-        pytest.skip("prefect-ray is installed")
-    with pytest.raises(HopforgeError, match="pip install prefect-ray"), \
-            cpu_runner(BuildSettings(name="r", runner="ray")):
-        pass
