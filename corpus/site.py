@@ -3,6 +3,7 @@
 `site_docs` takes every page of a folder (HTML main content, Markdown, text) and yields the
 documents a reader would cite. It skips generated pages (search, indexes, source copies, error
 pages), redirects and navigation-only pages; merges pages whose text is a copy of another's;
+removes lines that repeat on more than half of the pages (footers the extractor kept);
 splits long pages into one document per section (titled by its heading, the page linking to
 each section); removes the site's name from titles; and gives documents that share a title
 distinct display titles. Each of these is counted by reason on `Problems.site_note`.
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import posixpath
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from urllib.parse import unquote, urlsplit
@@ -31,6 +32,7 @@ SPLIT_CHARS = 12_000  # pages longer than this are split at their second-level h
 MIN_SECTION_CHARS = 200  # shorter sections stay in the page's lead
 NAV_LINK_SHARE = 0.6  # a page whose main text is at least this share link text is navigation
 NAV_MIN_LINKS = 8
+MIN_PAGES_FOR_REPEATS = 8  # a site this large has lines on most pages only as boilerplate
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -120,6 +122,38 @@ def _sort_pages(
     return kept, stands_for
 
 
+def _strip_repeated(pages: list[SitePage], problems: Problems) -> list[SitePage]:
+    """Pages without the lines that repeat on more than half of the site's HTML pages.
+
+    Footers the main-content extractor kept ("Generated on ... by doxygen") are such lines.
+    """
+    html = [p for p in pages if p.html]
+    if len(html) < MIN_PAGES_FOR_REPEATS:
+        return pages
+    seen: Counter[str] = Counter()
+    for page in html:
+        seen.update({ln.strip() for ln in page.text.splitlines() if ln.strip()})
+    common = {ln for ln, n in seen.items() if n > len(html) / 2}
+    if not common:
+        return pages
+    for line in sorted(common):
+        problems.site_note("stripped", "repeated_line", f"{line[:80]!r} on {seen[line]} pages")
+
+    def keep(text: str) -> str:
+        return "\n".join(ln for ln in text.splitlines() if ln.strip() not in common)
+
+    return [
+        replace(
+            p,
+            lead=keep(p.lead),
+            sections=tuple(replace(s, text=keep(s.text)) for s in p.sections),
+        )
+        if p.html
+        else p
+        for p in pages
+    ]
+
+
 def _split(page: SitePage) -> list[tuple[str, str, str, tuple[Link, ...]]]:
     """(key, title, text, links) of the documents a page becomes."""
     whole = [(page.key, page.title, page.text, page.all_links)]
@@ -153,6 +187,7 @@ def _resolve(ref: str, stands_for: dict[str, str], keys: set[str]) -> str | None
 def site_docs(pages: Sequence[SitePage], *, source: str, problems: Problems) -> Iterator[RawDoc]:
     """The documents of a folder's pages (see the module docstring)."""
     kept, stands_for = _sort_pages(pages, problems)
+    kept = _strip_repeated(kept, problems)
     prefix, suffix = title_affixes([p.title for p in kept if p.html])
     docs: list[tuple[SitePage, str, str, str, tuple[Link, ...]]] = []
     for page in kept:
