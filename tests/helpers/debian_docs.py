@@ -40,7 +40,10 @@ def debian_site(package: str) -> Path:
         work.mkdir(parents=True)
         done = subprocess.run(
             ["apt-get", "download", f"{package}={version}"],
-            cwd=work, capture_output=True, text=True, check=False,
+            cwd=work,
+            capture_output=True,
+            text=True,
+            check=False,
         )
         debs = list(work.glob("*.deb"))
         if done.returncode != 0 or not debs:
