@@ -24,6 +24,9 @@ _PERMALINK = frozenset(("¶", "#", "§", "🔗", "∞", "◆", "link", "permalin
 _REFRESH = re.compile(r"url\s*=\s*['\"]?([^'\";]+)", re.IGNORECASE)
 _BLOCKS = frozenset(("p", "head", "item", "quote", "row", "list", "table", "lb"))
 _SPACES = re.compile(r"[ \t\r\f\v]+")
+_CODE = "\x02"  # marks the start and the end of a code block in the walker's text
+# Line breaks and spaces of <pre> blocks, kept through trafilatura's whitespace trimming
+_NL, _SP = "\u2424", "\u2423"  # ␤ and ␣: printable, so trafilatura keeps them
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -78,8 +81,14 @@ def _config() -> Any:
 
 
 def _clean(text: str) -> str:
-    lines = (_SPACES.sub(" ", ln).strip() for ln in text.split("\n"))
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+    """Spaces collapsed and lines trimmed, except in code blocks (between _CODE marks)."""
+    out = []
+    for i, part in enumerate(text.split(_CODE)):
+        if i % 2:  # a code block keeps its indentation
+            out.append("\n".join(ln.rstrip() for ln in part.strip("\n").split("\n")))
+        else:
+            out.append("\n".join(_SPACES.sub(" ", ln).strip() for ln in part.split("\n")))
+    return re.sub(r"\n{3,}", "\n\n", "".join(out)).strip()
 
 
 def _head_info(root: lxml.html.HtmlElement) -> tuple[str, str]:
@@ -140,19 +149,47 @@ class _Walker:
             self.chunks[-1][3].append(
                 Link(href=elem.get("target", ""), text=" ".join("".join(elem.itertext()).split()))
             )
-        block = tag in _BLOCKS or (tag == "code" and "\n" in "".join(elem.itertext()).strip())
+        own = elem.text or ""
+        if _NL in own or (tag in ("code", "quote") and _NL in "".join(elem.itertext())):
+            self._code_block(elem)
+            return
+        block = tag in _BLOCKS
         if block:
             self.chunks[-1][2].append("\n")
         elif tag == "cell":
             self.chunks[-1][2].append(" ")
         if elem.text and not (tag == "ref" and _is_permalink(elem)):
-            self.chunks[-1][2].append(elem.text)
+            self.chunks[-1][2].append(_unmark(elem.text))
         for child in elem:
             self.walk(child, depth + 1)
         if block:
             self.chunks[-1][2].append("\n")
         if elem.tail:
-            self.chunks[-1][2].append(elem.tail)
+            self.chunks[-1][2].append(_unmark(elem.tail))
+
+    def _code_block(self, elem: Any) -> None:
+        for ref in elem.iter("ref"):
+            if not _is_permalink(ref) and ref.get("target"):
+                text = " ".join("".join(ref.itertext()).split())
+                self.chunks[-1][3].append(Link(href=ref.get("target", ""), text=text))
+        code = _unmark("".join(elem.itertext()).replace(_CODE, ""))
+        self.chunks[-1][2].append(f"\n{_CODE}{code}{_CODE}\n")
+        if elem.tail:
+            self.chunks[-1][2].append(_unmark(elem.tail))
+
+
+def _unmark(text: str) -> str:
+    return text.replace(_NL, "\n").replace(_SP, " ")
+
+
+def _protect_pre(root: lxml.html.HtmlElement) -> None:
+    """Mark the line breaks and spaces of <pre> blocks so that extraction keeps them."""
+    for pre in root.iter("pre"):
+        for node in pre.iter():
+            if node is not pre and node.tail:
+                node.tail = node.tail.replace("\n", _NL).replace(" ", _SP)
+            if isinstance(node.tag, str) and node.text:
+                node.text = node.text.replace("\n", _NL).replace(" ", _SP)
 
 
 def _head_text(elem: Any) -> str:
@@ -171,6 +208,7 @@ def extract_page(html: str) -> Page:
     except (lxml.etree.ParserError, ValueError):
         return Page(title="", heading="", lead="")
     title, redirect = _head_info(root)
+    _protect_pre(root)
     xml = trafilatura.extract(
         root,
         output_format="xml",
