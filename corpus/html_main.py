@@ -73,8 +73,11 @@ class Page:
 @lru_cache(maxsize=1)
 def _config() -> Any:
     config = use_config()
-    # Documentation pages are often short; keep what little main text they have.
-    config["DEFAULT"]["MIN_EXTRACTED_SIZE"] = "1"
+    # Documentation pages are often short; keep what little main text they have. Below 50 the
+    # extractor drops the first words of some Javadoc descriptions; at 250 (its default) a short
+    # page falls back to a plain-text baseline without links. 100 keeps both (tests on Debian's
+    # documentation sets).
+    config["DEFAULT"]["MIN_EXTRACTED_SIZE"] = "100"
     config["DEFAULT"]["MIN_OUTPUT_SIZE"] = "1"
     config["DEFAULT"]["EXTRACTION_TIMEOUT"] = "0"
     return config
@@ -87,6 +90,7 @@ def _clean(text: str) -> str:
         if i % 2:  # a code block keeps its indentation
             out.append("\n".join(ln.rstrip() for ln in part.strip("\n").split("\n")))
         else:
+            part = _unmark(part)
             out.append("\n".join(_SPACES.sub(" ", ln).strip() for ln in part.split("\n")))
     return re.sub(r"\n{3,}", "\n\n", "".join(out)).strip()
 
@@ -114,7 +118,7 @@ def _body_heading(root: lxml.html.HtmlElement) -> str:
 
 
 def _is_permalink(elem: Any) -> bool:
-    text = "".join(elem.itertext()).strip()
+    text = _unmark("".join(elem.itertext())).strip()
     return not text or text.lower() in _PERMALINK
 
 
@@ -143,11 +147,14 @@ class _Walker:
                 return
             self.chunks[-1][2].append(f"\n{text}\n")
             if elem.tail:
-                self.chunks[-1][2].append(elem.tail)
+                self.chunks[-1][2].append(_unmark(elem.tail))
             return
         if tag == "ref" and not _is_permalink(elem) and elem.get("target"):
             self.chunks[-1][3].append(
-                Link(href=elem.get("target", ""), text=" ".join("".join(elem.itertext()).split()))
+                Link(
+                    href=elem.get("target", ""),
+                    text=" ".join(_unmark("".join(elem.itertext())).split()),
+                )
             )
         own = elem.text or ""
         if _NL in own or (tag in ("code", "quote") and _NL in "".join(elem.itertext())):
@@ -170,7 +177,7 @@ class _Walker:
     def _code_block(self, elem: Any) -> None:
         for ref in elem.iter("ref"):
             if not _is_permalink(ref) and ref.get("target"):
-                text = " ".join("".join(ref.itertext()).split())
+                text = " ".join(_unmark("".join(ref.itertext())).split())
                 self.chunks[-1][3].append(Link(href=ref.get("target", ""), text=text))
         code = _unmark("".join(elem.itertext()).replace(_CODE, ""))
         self.chunks[-1][2].append(f"\n{_CODE}{code}{_CODE}\n")
@@ -182,8 +189,25 @@ def _unmark(text: str) -> str:
     return text.replace(_NL, "\n").replace(_SP, " ")
 
 
-def _protect_pre(root: lxml.html.HtmlElement) -> None:
-    """Mark the line breaks and spaces of <pre> blocks so that extraction keeps them."""
+def _prepare(root: lxml.html.HtmlElement) -> None:
+    """Mark spaces that extraction would trim: the line breaks and spaces of <pre> blocks, the
+    space after each cell-like block (Javadoc's summary tables are rows of <div>s) and the
+    spaces around inline elements ("by <code>operand</code>")."""
+    for cell in root.iter("div", "td", "th", "dt", "dd", "li"):
+        cell.tail = _SP + (cell.tail or "")
+    in_pre = {id(x) for pre in root.iter("pre") for x in pre.iter()}
+    for inline in root.iter("code", "a", "em", "strong", "span", "tt", "var", "b", "i"):
+        if id(inline) in in_pre:
+            continue
+        if inline.tail and inline.tail[0] in " \n\t":
+            inline.tail = _SP + inline.tail.lstrip()
+        before = inline.getprevious()
+        if before is not None and before.tail and before.tail[-1] in " \n\t":
+            before.tail = before.tail.rstrip() + _SP
+        elif before is None and inline.getparent() is not None:
+            parent = inline.getparent()
+            if parent.text and parent.text[-1] in " \n\t":
+                parent.text = parent.text.rstrip() + _SP
     for pre in root.iter("pre"):
         for node in pre.iter():
             if node is not pre and node.tail:
@@ -198,7 +222,7 @@ def _head_text(elem: Any) -> str:
         if not (child.tag == "ref" and _is_permalink(child)):
             parts.append("".join(child.itertext()))
         parts.append(child.tail or "")
-    return " ".join("".join(parts).split())
+    return " ".join(_unmark("".join(parts)).split())
 
 
 def extract_page(html: str) -> Page:
@@ -208,7 +232,7 @@ def extract_page(html: str) -> Page:
     except (lxml.etree.ParserError, ValueError):
         return Page(title="", heading="", lead="")
     title, redirect = _head_info(root)
-    _protect_pre(root)
+    _prepare(root)
     xml = trafilatura.extract(
         root,
         output_format="xml",
