@@ -156,8 +156,9 @@ class _Walker:
                     text=" ".join(_unmark("".join(elem.itertext())).split()),
                 )
             )
-        own = elem.text or ""
-        if _NL in own or (tag in ("code", "quote") and _NL in "".join(elem.itertext())):
+        if _NL in (elem.text or "") or (
+            tag in ("code", "quote") and _NL in "".join(elem.itertext())
+        ):
             self._code_block(elem)
             return
         block = tag in _BLOCKS
