@@ -105,4 +105,5 @@ def run(quick: bool = False) -> list[dict]:
         row["speed_vs_old"] = round(old_s / new_s, 3)
         rows[-1]["speed_vs_old"] = 1.0
         rows.append(row)
+        print(rows[-2], rows[-1], file=sys.stderr, flush=True)  # long runs show each site
     return rows
