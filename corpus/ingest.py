@@ -256,5 +256,6 @@ def ingest_paths(
         "paragraphs_merged": sum(k.merged for k in keys.values()),
         "problems": problems.summary(),
         "problem_examples": problems.messages[:20],
+        "site": problems.site_summary(),
     }
     return IngestResult(documents=docs, stats=stats, problems=list(problems.messages))

@@ -22,6 +22,7 @@ EMPTY = "empty"
 DUPLICATE_ID = "duplicate_id"
 CHUNKED = "chunked"
 KINDS: tuple[str, ...] = (MALFORMED, NON_UTF8, EMPTY, DUPLICATE_ID, CHUNKED)
+SITE_EXAMPLES = 5  # first locations kept per (action, reason) of a site reader
 
 
 class IngestError(HopforgeError):
@@ -56,6 +57,8 @@ class Problems:
     max_messages: int = 200
     counts: Counter[str] = field(default_factory=Counter)
     messages: list[str] = field(default_factory=list)
+    site: Counter[tuple[str, str]] = field(default_factory=Counter)
+    site_first: dict[tuple[str, str], list[str]] = field(default_factory=dict)
 
     def malformed(self, at: str, why: str, fix: str = "") -> None:
         """Report a record that cannot be read; it is skipped (strict mode raises)."""
@@ -66,6 +69,22 @@ class Problems:
     def note(self, kind: str, at: str, what: str) -> None:
         """Count a recoverable oddity of `kind` (one of KINDS) with a description."""
         self._add(kind, f"{at}: {what}")
+
+    def site_note(self, action: str, reason: str, at: str) -> None:
+        """Count a page a site reader skipped, merged, split or retitled, and why."""
+        self.site[(action, reason)] += 1
+        first = self.site_first.setdefault((action, reason), [])
+        if len(first) < SITE_EXAMPLES:
+            first.append(at)
+
+    def site_summary(self) -> dict[str, dict[str, object]]:
+        """{action: {reason: count}} and the first locations of each, for the stats."""
+        out: dict[str, dict[str, object]] = {}
+        for (action, reason), n in sorted(self.site.items()):
+            out.setdefault(action, {})[reason] = n
+        if out:
+            out["first"] = {f"{a}.{r}": list(at) for (a, r), at in sorted(self.site_first.items())}
+        return out
 
     def _add(self, kind: str, message: str) -> None:
         self.counts[kind] += 1

@@ -30,6 +30,7 @@ class RawDoc:
     url: str = ""
     aliases: tuple[str, ...] = ()
     refs: tuple[str, ...] = ()
+    anchors: tuple[str, ...] = ()  # the anchor text of each of `refs`, where the reader knows it
     doc_id: str = ""  # set only when the input already carries hopforge doc_ids
 
 
@@ -112,6 +113,48 @@ class _Resolver:
         return None
 
 
+# Anchor texts that say where a link goes, not what it names.
+_PLACE_WORDS = frozenset(
+    ("here", "this", "link", "more", "next", "previous", "prev", "back", "up", "top", "home")
+    + ("source", "docs", "documentation", "page", "see", "details", "read more", "click")
+)
+MAX_ANCHOR_ALIASES = 12
+
+
+class AnchorNames:
+    """Anchor texts of links that name their target: each becomes an alias of that target.
+
+    Kept when it has letters, is 3 to 80 characters, is not a word like "here" or "next" nor a
+    single lowercase word of running text, and names one target only within its source (an anchor text used for two targets is ambiguous).
+    """
+
+    def __init__(self) -> None:
+        self.targets: dict[tuple[str, str], dict[str, None]] = {}
+        self.text: dict[tuple[str, str], str] = {}
+
+    def add(self, source: str, text: str, target: str) -> None:
+        name = " ".join(text.split())
+        key = name_key(name)
+        if not 3 <= len(name) <= 80 or not any(c.isalpha() for c in name):
+            return
+        if key in _PLACE_WORDS or key.rstrip(".…") in _PLACE_WORDS:
+            return
+        if " " not in name and name.isalpha() and name.islower():
+            return  # a plain lowercase word ("installed", "section") is running text, not a name
+        self.targets.setdefault((source, key), {})[target] = None
+        self.text.setdefault((source, key), name)
+
+    def aliases(self) -> dict[str, tuple[str, ...]]:
+        """doc_id -> anchor texts that name it alone (at most MAX_ANCHOR_ALIASES, first seen)."""
+        out: dict[str, list[str]] = {}
+        for k, targets in self.targets.items():
+            if len(targets) == 1:
+                names = out.setdefault(next(iter(targets)), [])
+                if len(names) < MAX_ANCHOR_ALIASES:
+                    names.append(self.text[k])
+        return {d: tuple(n) for d, n in out.items()}
+
+
 def split_text(text: str, max_chars: int) -> list[str]:
     """Split `text` into pieces of at most `max_chars`, at paragraph, line or sentence breaks."""
     pieces: list[str] = []
@@ -188,11 +231,12 @@ def assemble(
         resolvers.setdefault(raw.source, _Resolver()).add(raw, doc_id)
 
     stats = LinkStats()
-    docs: list[Document] = []
+    resolved: list[dict[str, None]] = []
+    anchors = AnchorNames()
     for raw, doc_id in kept:
         resolver = resolvers[raw.source]
         links: dict[str, None] = {}
-        for ref in raw.refs:
+        for i, ref in enumerate(raw.refs):
             stats.refs += 1
             target = resolver.resolve(ref)
             if target is None:
@@ -201,6 +245,12 @@ def assemble(
             stats.resolved += 1
             if target != doc_id:
                 links.setdefault(target, None)
+                if i < len(raw.anchors):
+                    anchors.add(raw.source, raw.anchors[i], target)
+        resolved.append(links)
+    extra = anchors.aliases()
+    docs: list[Document] = []
+    for (raw, doc_id), links in zip(kept, resolved, strict=True):
         doc = Document(
             doc_id=doc_id,
             title=raw.title.strip(),
@@ -208,7 +258,11 @@ def assemble(
             source=raw.source,
             url=raw.url,
             aliases=tuple(
-                dict.fromkeys(a for a in raw.aliases if name_key(a) != name_key(raw.title))
+                dict.fromkeys(
+                    a
+                    for a in (*raw.aliases, *extra.get(doc_id, ()))
+                    if name_key(a) != name_key(raw.title)
+                )
             ),
             links=tuple(links),
         )

@@ -82,7 +82,29 @@ def corpus_stats(docs: Sequence[Document]) -> dict[str, Any]:
         "words": _percentiles(words),
         "words_histogram": _histogram(words),
         "total_words": sum(words),
+        "boilerplate_line_share": round(boilerplate_line_share(docs), 4),
     }
+
+
+def boilerplate_line_share(docs: Sequence[Document]) -> float:
+    """Share of the text lines (non-blank) that repeat on more than half of their source's documents.
+
+    Navigation, footers and copyright lines left in page text show up here; 0.0 for a source of
+    fewer than 4 documents, where "more than half" says nothing.
+    """
+    by_source: dict[str, list[Document]] = {}
+    for d in docs:
+        by_source.setdefault(d.source, []).append(d)
+    repeated = total = 0
+    for group in by_source.values():
+        pages = [[ln.strip() for ln in d.text.splitlines() if ln.strip()] for d in group]
+        total += sum(len(p) for p in pages)
+        if len(group) < 4:
+            continue
+        seen = Counter(ln for p in pages for ln in set(p))
+        common = {ln for ln, n in seen.items() if n > len(group) / 2}
+        repeated += sum(1 for p in pages for ln in p if ln in common)
+    return repeated / total if total else 0.0
 
 
 def _pct(share: float | None) -> str:
@@ -119,8 +141,41 @@ def format_stats(stats: dict[str, Any]) -> str:
             f"empty documents skipped: {p.get('empty', 0)}; duplicate ids skipped: {p.get('duplicate_id', 0)}; "
             f"large documents split: {p.get('chunked', 0)}"
         )
+    lines += site_lines(stats)
     if stats.get("paragraphs_merged"):
         lines.append(
             f"repeated paragraphs merged (same title and text): {stats['paragraphs_merged']:,}"
         )
     return "\n".join(lines)
+
+
+def site_lines(stats: dict[str, Any], first: int = 0) -> list[str]:
+    """What a site reader skipped, merged, split or retitled, by reason (with `first` locations)."""
+    site = stats.get("site") or {}
+    lines = []
+    for action in ("skipped", "merged", "split", "retitled", "stripped", "dropped_link"):
+        counts = site.get(action) or {}
+        if counts:
+            reasons = ", ".join(f"{reason} {n:,}" for reason, n in counts.items())
+            lines.append(f"pages {action.replace('_', ' ')}: {reasons}")
+            for reason in counts:
+                lines += [
+                    f"  {at}"
+                    for at in (site.get("first") or {}).get(f"{action}.{reason}", [])[:first]
+                ]
+    return lines
+
+
+def problem_lines(stats: dict[str, Any], first: int = 5) -> list[str]:
+    """Input problems with counts and the first `first` locations ('' kinds left out); [] if none."""
+    counts = {k: v for k, v in (stats.get("problems") or {}).items() if v}
+    if not counts:
+        return []
+    lines = ["input problems: " + ", ".join(f"{k} {v:,}" for k, v in counts.items())]
+    examples = stats.get("problem_examples") or []
+    lines += [f"  {message}" for message in examples[:first]]
+    if sum(counts.values()) > first:
+        lines.append(
+            f"  ... {sum(counts.values()) - min(first, len(examples))} more in reports/ingest.json"
+        )
+    return lines

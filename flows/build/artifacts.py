@@ -17,8 +17,9 @@ from uuid import UUID
 from hopforge.corpus.layout import BuildDir
 from hopforge.flows.build.registry import stage_spec
 
-REASON_WORDS = ("reason", "reject", "drop", "termination", "fault", "problem")
+REASON_WORDS = ("reason", "reject", "drop", "termination", "fault", "problem", "skip", "merged")
 MAX_ROWS = 200
+FIRST_PROBLEMS = 5  # input problems listed by location on a stage's report
 
 
 def artifact_key(*parts: str) -> str:
@@ -95,6 +96,11 @@ def stage_markdown(stage: str, row: Mapping[str, Any], reports: Mapping[str, Any
         lines += ["", f"## {name}", "", "| reason | count |", "|---|---|"]
         lines += [f"| {_cell(r)} | {c} |"
                   for r, c in sorted(counts.items(), key=lambda kv: -kv[1])[:50]]
+    for name, report in reports.items():
+        first = report.get("problem_examples") if isinstance(report, Mapping) else None
+        if first:
+            lines += ["", f"## {name}: first problems", ""]
+            lines += [f"- `{_cell(message)}`" for message in first[:FIRST_PROBLEMS]]
     return "\n".join(lines) + "\n"
 
 

@@ -40,6 +40,7 @@ def summary_text(build: BuildDir, rows: Sequence[Mapping[str, Any]]) -> str:
     w2 = max((len(r[2]) for r in table), default=5)
     for stage, status, where, headline in table:
         lines.append(f"  {stage:<{w0}}  {status:<{w1}}  {where:<{w2}}  {headline}")
+    lines += ingest_lines(build)
     exported = export_counts(build)
     if exported:
         lines.append("exported (train / validation records):")
@@ -48,6 +49,18 @@ def summary_text(build: BuildDir, rows: Sequence[Mapping[str, Any]]) -> str:
             lines.append(f"  dataset card: {build.export / 'README.md'}")
     lines.append(f"settings: {build.config}\nreports and plots: {build.reports}/")
     return "\n".join(lines)
+
+
+def ingest_lines(build: BuildDir, first: int = 5) -> list[str]:
+    """Input problems of the ingest stage (counts, first locations) and pages a site set aside."""
+    from hopforge.corpus.stats import problem_lines, site_lines
+
+    try:
+        stats = json.loads((build.reports / "ingest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    lines = problem_lines(stats, first) + site_lines(stats)
+    return ["ingest:"] + [f"  {line}" for line in lines] if lines else []
 
 
 def export_counts(build: BuildDir) -> dict[str, str]:
@@ -67,6 +80,9 @@ def summary_markdown(build: BuildDir, rows: Sequence[Mapping[str, Any]]) -> str:
              "|---|---|---|---|"]
     for stage, status, where, headline in summary_lines(build, rows):
         lines.append(f"| {stage} | {status} | `{where}` | {headline} |")
+    ingest = ingest_lines(build)
+    if ingest:
+        lines += ["", "```", *ingest, "```"]
     exported = export_counts(build)
     if exported:
         lines += ["", "| export | train / validation |", "|---|---|"]
