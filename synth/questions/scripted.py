@@ -1,8 +1,9 @@
-"""The scripted composer: a spec put into one of a few fixed frames around its quoted phrases.
+"""The scripted composer: plain, deterministic wording of a spec. It is the no-model default and
+the test fixture; its questions read plainly and carry every fact of the spec.
 
-Grammatical by construction: the only words that vary are titles of named documents, quoted
-phrases from the spec and the corpus noun ("entry", "article"). It is the built-in default and
-the test fixture; its questions read plainly and carry every step of the spec.
+Each clue brings its own words (clues.py: "whose subject was born in the 1950s", "whose text
+mentions “Unix”"); the frames here only join them, so a question names its starts and nothing
+else but the titles an entity clue quotes.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import random
 
 from hopforge.synth.questions.graph import CorpusGraph
-from hopforge.synth.records import Spec
+from hopforge.synth.records import Spec, Step
 
 NAME = "scripted"
 
@@ -24,6 +25,13 @@ def _and(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
+def clue_text(step: Step) -> str:
+    """How the question states the fact that picks `step.doc`."""
+    if step.fact is not None:
+        return step.fact.shown
+    return f"whose text contains the words {q(step.phrase)}"
+
+
 def render(spec: Spec, graph: CorpusGraph, rng: random.Random) -> str:
     """The question text for `spec`."""
     noun = graph.noun
@@ -31,17 +39,18 @@ def render(spec: Spec, graph: CorpusGraph, rng: random.Random) -> str:
         return _chain(spec, graph, noun, rng)
     if spec.family == "comparison":
         a, x, b, y = spec.steps
+        verb = spec.condition.shown if spec.condition else "is dated"
         which = "earlier" if spec.operation == "earlier" else "later"
         frame = rng.choice((
-            ("{A} mentions an {n} containing {p}, and {B} mentions one containing {r}. "
-            "Which of those two states the {w} year?"),
-            ("Compare the {n} that {A} mentions containing {p} with the one that {B} mentions "
-            "containing {r}: which states the {w} year?"),
+            "Take the {n} that {A} mentions {p}, and the one that {B} mentions {r}. "
+            "Whose subject {v} {w}?",
+            "Of the {n} mentioned by {A} {p} and the {n} mentioned by {B} {r}, "
+            "whose subject {v} {w}?",
         ))
         return frame.format(A=q(graph.title(a.doc)), B=q(graph.title(b.doc)), n=noun,
-                            p=q(x.phrase), r=q(y.phrase), w=which)
+                            p=clue_text(x), r=clue_text(y), v=verb, w=which)
     if spec.family == "intersection":
-        sides = [f"the {noun} that {q(graph.title(a.doc))} mentions containing {q(e.phrase)}"
+        sides = [f"the {noun} that {q(graph.title(a.doc))} mentions {clue_text(e)}"
                  for a, e in zip(spec.steps[::2], spec.steps[1::2], strict=False)
                  if a.relation == "start"]
         every = "both" if len(sides) == 2 else "each of"
@@ -53,30 +62,32 @@ def render(spec: Spec, graph: CorpusGraph, rng: random.Random) -> str:
 
 def _chain(spec: Spec, graph: CorpusGraph, noun: str, rng: random.Random) -> str:
     start = q(graph.title(spec.start))
-    phrases = [q(s.phrase) for s in spec.steps[1:]]
-    ask = ("What year does that last {n} state?" if spec.answer_type == "year"
-           else rng.choice(("Which {n} do you reach?", "What is the title of that last {n}?")))
-    if len(phrases) <= 2 and rng.random() < 0.5:
-        body = f"Start at the {noun} {start}. It mentions an {noun} containing {phrases[0]}"
-        if len(phrases) == 2:
-            body += f"; that {noun} mentions one containing {phrases[1]}"
-        return f"{body}. {ask.format(n=noun)}"
-    rest = "".join(f", then to one containing {p}" for p in phrases[1:])
-    return (f"From the {noun} {start}, follow mentions to an {noun} containing {phrases[0]}"
-            f"{rest}. {ask.format(n=noun)}")
+    clues = [clue_text(s) for s in spec.steps[1:]]
+    if spec.answer_type == "year" and spec.condition:
+        ask = f"What year does that {noun} give for when its subject {spec.condition.shown}?"
+    else:
+        ask = rng.choice((f"Which {noun} is it?", f"What is the title of that last {noun}?"))
+    if len(clues) <= 2 and rng.random() < 0.5:
+        body = f"Start at the {noun} {start}. It mentions an {noun} {clues[0]}"
+        if len(clues) == 2:
+            body += f"; that {noun} mentions one {clues[1]}"
+        return f"{body}. {ask}"
+    rest = "".join(f", which mentions one {c}" for c in clues[1:])
+    return f"The {noun} {start} mentions an {noun} {clues[0]}{rest}. {ask}"
 
 
 def _aggregation(spec: Spec, graph: CorpusGraph, noun: str, rng: random.Random) -> str:
-    start, pattern = q(graph.title(spec.start)), q(spec.pattern)
+    start = q(graph.title(spec.start))
     if spec.scope == "links2":
-        scope = (f"the {graph.nouns} mentioned by the {graph.nouns} that {start} mentions (leaving out "
-                 f"{start} and the {graph.nouns} it mentions itself)")
+        scope = (f"the {graph.nouns} mentioned by the {graph.nouns} that {start} mentions "
+                 f"(leaving out {start} and the {graph.nouns} it mentions itself)")
     else:
         scope = f"the {graph.nouns} that {start} mentions"
+    cond = spec.condition.shown if spec.condition else f"whose text contains {q(spec.pattern)}"
     if spec.operation == "count":
-        return rng.choice((f"How many of {scope} contain {pattern}?",
-                           f"Count {scope} whose text contains {pattern}. How many are there?"))
+        return rng.choice((f"Of {scope}, how many are {graph.nouns} {cond}?",
+                           f"Count {scope} {cond}. How many are there?"))
     if spec.operation == "list":
-        return f"Which of {scope} contain {pattern}? List their titles."
+        return f"Which of {scope} are {graph.nouns} {cond}? List their titles."
     which = "latest" if spec.operation == "max" else "earliest"
-    return f"Of {scope}, which one containing {pattern} states the {which} year?"
+    return f"Of {scope}, whose subject {cond} {which}?"

@@ -27,7 +27,7 @@ from hopforge.synth.questions.model import (
     ReadingParseError,
     misread,
 )
-from hopforge.synth.records import Checks, Question, Spec, Step
+from hopforge.synth.records import Checks, Question, Step
 from hopforge.synth.teacher.chat import ChatModel, ModelResponseError, ModelUnavailable
 
 log = logging.getLogger(__name__)
@@ -216,20 +216,24 @@ class _Stage:
         return text if isinstance(text, Question) else to_question(draft, text, self.composer)
 
     def _blur(self, draft: Draft, q: Question) -> tuple[Draft, Question] | None:
-        """The draft with another phrase for the step its shortcut search showed, if any."""
+        """The draft with another clue for the step its shortcut search showed, if any."""
         steps = list(draft.spec.steps)
         query = q.checks.shortcut_query.lower()
-        order = sorted(range(len(steps)), key=lambda i: (steps[i].phrase.lower() not in query,
-                                                         -i))
+
+        def shown(step: Step) -> str:
+            return (step.fact.shown if step.fact else step.phrase).lower()
+
+        order = sorted(range(len(steps)), key=lambda i: (not shown(steps[i])
+                                                         or shown(steps[i]) not in query, -i))
         for i in order:
             alternatives = draft.alternatives[i] if i < len(draft.alternatives) else ()
-            if steps[i].phrase and alternatives:
-                steps[i] = Step(doc=steps[i].doc, relation=steps[i].relation, via=steps[i].via,
-                                phrase=alternatives[0], value=steps[i].value)
+            if steps[i].fact and alternatives:
+                clue = alternatives[0]
+                steps[i] = replace(steps[i], fact=clue,
+                                   phrase=clue.value if clue.kind == "phrase" else "")
                 rest = list(draft.alternatives)
                 rest[i] = alternatives[1:]
-                spec = Spec(**{**draft.spec.to_row(), "steps": tuple(steps),
-                               "items": draft.spec.items, "matching": draft.spec.matching})
+                spec = replace(draft.spec, steps=tuple(steps))
                 new = replace(draft, spec=spec, alternatives=tuple(rest))
                 text = scripted.render(spec, self.graph, random.Random(draft.seed))
                 return new, to_question(new, text, self.composer)
