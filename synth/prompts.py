@@ -29,6 +29,19 @@ direction).
 - Do not use letters such as X or Y as stand-ins.
 Reply with JSON: {{"question": "..."}}"""
 
+FACTS_PROMPT = """List the facts this document states that a reader can check in its text: \
+dates and years (what happened then), numbers with their units, what kind of thing its subject \
+is, and other documents it names (people, places, works, organisations).
+
+Document "{title}":
+{text}
+
+Reply with one JSON object {{"facts": [...]}}, at most {limit} facts, each {{"kind": "date", \
+"number", "category" or "entity"; "relation": the document's own words that state it, right \
+before the value (e.g. "was founded in", "directed by"); "value": the date, number, category or \
+name exactly as written; "evidence": the whole sentence that states it, copied word for word}}. \
+Copy; do not reword, translate or add anything the text does not say."""
+
 QUESTION_READ_BACK_PROMPT = """Read this question about a collection of {nouns} and write down \
 what it asks, without answering it. A {noun} mentions another when its text names it.
 

@@ -75,7 +75,7 @@ class Families:
                  max_hops: int = 4, min_clues: int = 2, max_clues: int = 4,
                  year_answer_rate: float = 0.3, min_calls: int = 0, max_calls: int = 0,
                  min_items: int = 4, min_df: int = 20, max_items: int = 400,
-                 max_phrase_share: float = 0.2) -> None:
+                 max_phrase_share: float = 0.2, max_gap: int = 0) -> None:
         self.g, self.rng = graph, rng
         self.book: FactBook = graph.facts
         self.min_hops, self.max_hops = min_hops, max_hops
@@ -84,6 +84,7 @@ class Families:
         self.min_calls, self.max_calls = min_calls, max_calls
         self.min_items, self.min_df, self.max_items = min_items, min_df, max_items
         self.max_phrase_share = max_phrase_share
+        self.max_gap = max_gap  # the most calls a plan may spend between two gold documents
         self.clue_kinds: Counter[str] = Counter()
         usable = [d for d in graph.order if d not in graph.shared
                   and "(disambiguation)" not in graph.title(d).lower()]
@@ -234,7 +235,10 @@ class Families:
         return None
 
     def _draft(self, kind: str, spec: Spec, answer: str, aliases: tuple[str, ...], answer_doc: str,
-               calls: int, seed: int, alternatives: Sequence[tuple[Clue, ...]] = ()) -> Draft:
+               calls: int, seed: int, alternatives: Sequence[tuple[Clue, ...]] = ()
+               ) -> Draft | None:
+        if self.max_gap and longest_gap(self.g, spec) > self.max_gap:
+            return None  # a correct plan would trip the no-progress stop
         evidence = tuple(dict.fromkeys(
             [*(s.doc for s in spec.steps if s.doc), *(s.via for s in spec.steps if s.via)]))
         hops = tuple(Hop(from_doc=s.via, to_doc=s.doc, clue=s.fact.evidence if s.fact else "",
@@ -573,6 +577,15 @@ def _pattern(g: CorpusGraph, items: list[str], rng: random.Random, *, op: str, e
         if _fits_op(op, len(matching), n, empty):
             return w, matching
     return None, []
+
+
+def longest_gap(g: CorpusGraph, spec: Spec) -> int:
+    """The most calls the min_calls plan spends between two gold documents: the documents a
+    page names before the one a clue picks are each searched and checked."""
+    gaps = [2 * _before(g, s.via, s.doc) + 2 for s in spec.steps
+            if s.relation in ("link", "compare") and s.doc and s.via]
+    gaps += [2 * len(g.rivals[s.via]) for s in spec.steps if s.relation == "link" and not s.doc]
+    return max(gaps, default=0)
 
 
 def _clue_pages(g: CorpusGraph, step: Step) -> int:

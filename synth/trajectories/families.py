@@ -79,6 +79,7 @@ def legacy_spec(question: Question, docs: Mapping[str, Document]) -> Spec:
                 target=route[-1] if route else "")
 
 
+_PAREN = re.compile(r"\s*\([^()]*\)\s*$")
 _HEADER = re.compile(r"^.*\[doc_id: [^\]]+\] page \d+ \(pages 0-\d+\)\s*")
 _FOOTER = re.compile(r"\s*\((?:more: open doc_id=\S+ page=\d+|end of document)\)\s*$")
 
@@ -182,7 +183,8 @@ class Plans:
         if clue is None or clue.kind == "phrase":
             return phrase or (clue.value if clue else "")
         if clue.kind == "entity" and clue.target in self.docs:
-            return self.docs[clue.target].title
+            # the title as the question quotes it, without a disambiguating parenthesis
+            return _PAREN.sub("", self.docs[clue.target].title) or self.docs[clue.target].title
         return clue.key
 
     def criterion(self, clue: Clue | None, phrase: str) -> str:
@@ -190,12 +192,12 @@ class Plans:
         quoted = f'"{self.pattern(clue, phrase)}"'
         return quoted if clue is None or clue.kind == "phrase" else f"{quoted} ({clue.shown})"
 
-    def shows(self, clue: Clue | None, text: str) -> bool:
+    def shows(self, clue: Clue | None, phrase: str, text: str) -> bool:
         """Whether `text` shows what the clue needs of the right document: the fact's value
         (a date's year, a number) or the pattern itself."""
         if clue is not None and clue.kind in ("date", "number") and clue.value:
             return clue.value.split()[0] in text
-        pattern = self.pattern(clue, "")
+        pattern = self.pattern(clue, phrase)
         return bool(pattern) and matches(text, pattern)
 
     def check(self, cand: str, clue: Clue | None, phrase: str, want: bool, read: bool) -> Move:
@@ -206,15 +208,15 @@ class Plans:
             return want
         pattern = self.pattern(clue, phrase)
         if read:
-            text = yield from self.r.read_until(cand, lambda t: self.shows(clue, t))
-            if self.shows(clue, text):
+            text = yield from self.r.read_until(cand, lambda t: self.shows(clue, phrase, t))
+            if self.shows(clue, phrase, text):
                 return want
         has, lines = yield from self.r.contains(cand, pattern)
         if not want:
             return False
-        if has and not self.shows(clue, lines):
-            text = yield from self.r.read_until(cand, lambda t: self.shows(clue, t))
-            has = self.shows(clue, text)
+        if has and not self.shows(clue, phrase, lines):
+            text = yield from self.r.read_until(cand, lambda t: self.shows(clue, phrase, t))
+            has = self.shows(clue, phrase, text)
         return bool(has)
 
     def follow(self, via: str, target: str, step: Step, exhaust: bool = False,
