@@ -19,7 +19,7 @@ from typing import Any
 from hopforge.synth import prompts
 from hopforge.synth.answers import answers_match, list_items, says_not_found
 from hopforge.synth.questions.graph import CorpusGraph
-from hopforge.synth.records import NOT_FOUND, Question, Spec
+from hopforge.synth.records import NOT_FOUND, Clue, Question, Spec
 from hopforge.synth.teacher.chat import ChatModel, Message, ModelResponseError
 from hopforge.synth.teacher.wire import json_schema_format
 
@@ -136,13 +136,15 @@ def misread(spec: Spec, reading: Reading, graph: CorpusGraph) -> str:
     mentioned by the documents its clues reach."""
     starts = {_norm(graph.title(s.doc)) for s in spec.steps if s.relation == "start"}
     clues = [s.fact for s in spec.steps if s.fact and s.relation in ("link", "compare")]
+    if spec.family == "aggregation":  # its condition is the one clue, on the set's documents
+        clues = [spec.condition or Clue(kind="phrase", value=spec.pattern)]
     literal = {_norm(c.value if c.kind == "phrase" else graph.title(c.target))
                for c in clues if c.kind in ("phrase", "entity")}
     named = {_norm(n) for n in reading.named}
     read = [(_norm(p), d) for p, d in reading.clues]
     wrong = [f"start “{t}” missing" for t in sorted(starts - named)]
     wrong += [f"extra start “{t}”" for t in sorted(named - starts)]
-    if spec.family != "aggregation" and len(read) != len(clues):
+    if len(read) != len(clues):
         wrong.append(f"{len(read)} clues read, the task has {len(clues)}")
     wrong += [f"clue “{p}” missing" for p in sorted(literal)
               if not any(p in r for r, _ in read)]

@@ -241,13 +241,15 @@ def _task_reading(user: str) -> dict[str, Any]:
     task = user.split("\nA plain wording", 1)[0]
     family = re.match(r"Task \((\w+)\)", task)
     assert family, task
-    asks = next((a for words, a in (("earlier year", "earlier"), ("later year", "later"),
-                                    ("earliest year", "earlier"), ("latest year", "later"),
+    asks = next((a for words, a in ((" earlier\n", "earlier"), (" later\n", "later"),
+                                    ("did it earliest", "earlier"), ("did it latest", "later"),
                                     ("how many", "count"), ("the titles of", "list"),
-                                    ("ask for the year", "year")) if words in task), "title")
+                                    ("ask in what year", "year")) if words in task + "\n"),
+                "title")
     return {"named": re.findall(r'start at the \w+ "([^"]*)"', task),
             "clues": [{"phrase": p, "direction": "mentioned_by_source"}
-                      for p in re.findall(r'contains "([^"]*)"', task)],
+                      for p in re.findall(r"go to the \w+ it mentions (.+)", task)
+                      + re.findall(r"; condition: (.+?); ask for", task)],
             "answer_relation": "mentioned_by_clues" if family.group(1) == "intersection"
             else "none", "asks": asks}
 
@@ -360,10 +362,12 @@ def test_a_reversed_reading_is_rejected_as_misread(
     assert misreads and not any(not q.rejected for q in made)
     for q in misreads:
         assert q.spec is not None
-        first = next((s.phrase for s in q.spec.steps if s.phrase), q.spec.pattern)
+        first = next((s.fact.shown for s in q.spec.steps if s.fact),
+                     q.spec.condition.shown if q.spec.condition else "")
         want = ("misread(answer_relation mentions_clues)" if q.spec.family == "intersection"
-                else f"misread(reversed “{first.lower()}”)")
-        assert q.rejected == want and q.checks.misread == want[len("misread("):-1]
+                else f"misread(reversed “{first.lower()}”")
+        assert q.rejected.startswith(want), (q.rejected, want)
+        assert q.checks.misread and q.rejected == f"misread({_detail_of(q.checks.misread)})"
         assert q.question not in model.oracle_asked, "rejected before the oracle check"
 
 
@@ -390,26 +394,35 @@ def test_scripted_questions_are_not_read_back(questions: list[Question]) -> None
         QuestionConfig(round_trip="no")  # type: ignore[arg-type]
 
 
+def _detail_of(text: str) -> str:
+    return " ".join(text.replace(",", ";").replace("(", "[").replace(")", "]").split())[:200]
+
+
 def test_misread_names_what_differs(graph: CorpusGraph, accepted: list[Question]) -> None:
     """The comparison on the two wordings the real 0.5B model wrote backwards."""
     inter = next(q.spec for q in accepted if q.spec and q.spec.family == "intersection")
     starts = [graph.title(s.doc) for s in inter.steps if s.relation == "start"]
-    clues = tuple((s.phrase, "mentioned_by_source") for s in inter.steps if s.phrase)
+    clues = tuple((s.fact.shown, "mentioned_by_source") for s in inter.steps
+                  if s.fact and s.relation == "link")
     right = Reading(named=tuple(starts), clues=clues, answer_relation="mentioned_by_clues",
                     asks="title")
     assert misread(inter, right, graph) == ""
     backwards = dataclasses.replace(right, answer_relation="mentions_clues")
     assert misread(inter, backwards, graph) == "answer_relation mentions_clues"
     agg = next(q.spec for q in accepted if q.spec and q.spec.family == "aggregation"
-               and q.spec.operation == "count")
+               and q.spec.operation == "count" and q.spec.condition
+               and q.spec.condition.kind in ("phrase", "entity"))
+    assert agg.condition is not None
+    word = (agg.condition.value if agg.condition.kind == "phrase"
+            else graph.title(agg.condition.target)).lower()
     reading = Reading(named=(f"“{graph.title(agg.start)}”",),
-                      clues=((agg.pattern.upper(), "mentions_source"),), answer_relation="none",
-                      asks="list")
-    assert misread(agg, reading, graph) == (f"reversed “{agg.pattern.lower()}”; "
+                      clues=((agg.condition.shown.upper(), "mentions_source"),),
+                      answer_relation="none", asks="list")
+    assert misread(agg, reading, graph) == (f"reversed “{agg.condition.shown.lower()}”; "
                                             "asks list not count")
     assert misread(agg, dataclasses.replace(reading, named=("other",), clues=()), graph) == (
         f"start “{graph.title(agg.start).lower()}” missing; extra start “other”; "
-        f"phrase “{agg.pattern.lower()}” missing; asks list not count")
+        f"0 clues read, the task has 1; clue “{word}” missing; asks list not count")
 
 
 def test_parse_reading() -> None:
