@@ -22,8 +22,8 @@ BUILTINS: dict[str, tuple[str, str, str]] = {  # name -> (documents, notice, lic
     "jargon": ("jargon.jsonl.gz", "JARGON-LICENSE.txt",
                "public domain (The Jargon File 4.4.7; corpus/data/JARGON-LICENSE.txt)"),
     "wiki": ("wiki.jsonl.gz", "WIKI-LICENSE.txt",
-             "CC BY-SA 4.0 (Wikipedia paragraphs of the 2WikiMultihopQA dev set, Apache-2.0; "
-             "corpus/data/WIKI-LICENSE.txt)"),
+             ("CC BY-SA 4.0 (Wikipedia paragraphs of the 2WikiMultihopQA dev set, Apache-2.0; "
+              "corpus/data/WIKI-LICENSE.txt)")),
 }
 _DATA = Path(__file__).resolve().parent / "data"
 

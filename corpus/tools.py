@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import bisect
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any

@@ -24,6 +24,7 @@ from typing import Any
 
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.layout import BuildDir
+from hopforge.corpus.names import NameIndex
 from hopforge.corpus.parts import (
     atomic_write_text,
     clear_parts,
@@ -37,11 +38,10 @@ from hopforge.corpus.search import open_searcher
 from hopforge.synth.diversity import distinct_n, self_bleu
 from hopforge.synth.questions.checks import NearDuplicates, SearchBackend
 from hopforge.synth.questions.config import QuestionConfig
-from hopforge.synth.questions.graph import CorpusGraph
-from hopforge.synth.questions.stage import generate_questions, split_reasons
-from hopforge.corpus.names import NameIndex
 from hopforge.synth.questions.facts import extract_all
+from hopforge.synth.questions.graph import CorpusGraph
 from hopforge.synth.questions.model_facts import model_facts
+from hopforge.synth.questions.stage import generate_questions, split_reasons
 from hopforge.synth.records import Fact, Question
 from hopforge.synth.teacher.chat import ChatModel
 

@@ -22,7 +22,7 @@ from datasketch import MinHash, MinHashLSH
 from hopforge.corpus.records import Hit
 from hopforge.synth.answers import list_items, normalize_answer
 from hopforge.synth.diversity import jaccard, shingles
-from hopforge.synth.questions.families import item_set
+from hopforge.synth.questions.families.sets import item_set
 from hopforge.synth.questions.graph import CorpusGraph, names, years
 from hopforge.synth.records import NOT_FOUND, Question, Spec, Step
 

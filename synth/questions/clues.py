@@ -23,11 +23,9 @@ from hopforge.corpus.records import Document
 from hopforge.synth.questions.facts import extract_all, number_of, relation_key, year_of
 from hopforge.synth.records import Clue, Fact
 
-_PAST = frozenset("won came began wrote sold ran became took gave grew went sang spoke fought "
-                  "led met".split())  # past forms: the subject did it
-_IRREGULAR = _PAST | frozenset("born made held lost written built left known shown given seen "
-                               "drawn sung spoken taught brought read set put cut shot".split())
-_SUBJECTS = frozenset("he she they it who which we i".split())
+_PAST = frozenset(["won", "came", "began", "wrote", "sold", "ran", "became", "took", "gave", "grew", "went", "sang", "spoke", "fought", "led", "met"])  # past forms: the subject did it
+_IRREGULAR = _PAST | frozenset(["born", "made", "held", "lost", "written", "built", "left", "known", "shown", "given", "seen", "drawn", "sung", "spoken", "taught", "brought", "read", "set", "put", "cut", "shot"])
+_SUBJECTS = frozenset(["he", "she", "they", "it", "who", "which", "we", "i"])
 PREFERENCE = ("date", "entity", "number", "category", "phrase")
 
 
@@ -136,7 +134,16 @@ class FactBook:
                 ) -> list[Clue]:
         """The clues of `doc_id` that no rival passes, best kinds first."""
         found = [c for c in self.clues(doc_id, hidden=hidden) if self.picks(c, doc_id, rivals)]
-        return sorted(found, key=lambda c: PREFERENCE.index(c.kind))
+        return sorted(found, key=_rank)
+
+
+def _rank(clue: Clue) -> float:
+    """Where a clue stands in PREFERENCE; a name that is one lower-case word ("mode") is a
+    weaker clue than a name, and comes after the categories."""
+    rank = float(PREFERENCE.index(clue.kind))
+    if clue.kind == "entity" and clue.key.isalpha() and clue.key.islower():
+        rank = PREFERENCE.index("category") + 0.5
+    return rank
 
 
 def _within(value: float, clue: Clue) -> bool:

@@ -40,9 +40,7 @@ _FOLDOC_TAG = re.compile(r"<([a-z][a-z ,/-]{1,40})>")
 _JARGON_TAG = re.compile(r"(?:^|\n)\s*(?:\d+\.\s*)?\[([A-Za-z][\w .'-]{1,30})\]")
 MAX_FACTS_PER_KIND = 40
 # words that stand before a date without naming what happened then
-_NOT_KEYS = frozenset("since until from during around early late about after before following "
-                      "between circa through till last next each every year years age aged "
-                      "mid".split())
+_NOT_KEYS = frozenset(["since", "until", "from", "during", "around", "early", "late", "about", "after", "before", "following", "between", "circa", "through", "till", "last", "next", "each", "every", "year", "years", "age", "aged", "mid"])
 
 
 def sentences(text: str) -> Iterator[tuple[int, str]]:

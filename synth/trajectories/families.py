@@ -38,6 +38,7 @@ class Notebook:
     total: int = 0
     hits: list[str] = field(default_factory=list)
     left: list[str] = field(default_factory=list)
+    ruled_out: int = 0  # candidates a tool result showed not to match
 
     def notes(self) -> list[Note]:
         """The state as note lines for the next thought."""
@@ -246,6 +247,7 @@ class Plans:
                 self.book.facts.append(((fact, {"via": self.r.title(via), "title": self.r.title(cand),
                                                 "pattern": quoted}), cand))
                 return cand
+            self.book.ruled_out += 1
             if n + 1 < len(cands):
                 self.r.note("back", title=self.r.title(via))
         self.book.left = []
@@ -273,7 +275,16 @@ class Plans:
                 "aggregation": self.aggregation}.get(family, self.chain)
         yield from plan()
 
-    def not_found(self, why: str) -> Move:
+    def not_found(self) -> Move:
+        """Answer `not found`, saying what the run itself checked (never the spec's reason)."""
+        book = self.book
+        if book.total:
+            why = f"{book.checked} of {book.total} checked, none matches"
+        elif book.ruled_out:
+            why = (f"{book.ruled_out} candidate{'s' * (book.ruled_out != 1)} checked, "
+                   "none matches")
+        else:
+            why = "what I read names nothing that matches"
         yield from self.answer("not_found", NOT_FOUND, why=why)
 
     def chain(self) -> Move:
@@ -292,7 +303,7 @@ class Plans:
                                          read=not last)
             if exhaust and nxt != step.doc or not nxt:
                 if self.spec.unanswerable:
-                    yield from self.not_found(self.spec.unanswerable)
+                    yield from self.not_found()
                 else:
                     yield from self.answer("give_up", GIVE_UP)
                 return
@@ -377,7 +388,7 @@ class Plans:
             yield from self.answer("answer", self.r.title(target) if target in self.r.shown
                                    else name)
         elif self.spec.unanswerable:
-            yield from self.not_found(self.spec.unanswerable)
+            yield from self.not_found()
         else:
             yield from self.answer("give_up", GIVE_UP)
 
@@ -420,7 +431,7 @@ class Plans:
             self.r.note("back", title="the candidates")
         self.book.left = []
         if self.spec.unanswerable:
-            yield from self.not_found(self.spec.unanswerable)
+            yield from self.not_found()
         else:
             yield from self.answer("give_up", GIVE_UP)
 
@@ -473,7 +484,7 @@ class Plans:
     def total_answer(self, years: dict[str, int]) -> Move:
         op, hits = self.spec.operation, self.book.hits
         if not hits:
-            yield from self.not_found(self.spec.unanswerable or "no entry matches")
+            yield from self.not_found()
         elif op == "count":
             yield from self.answer("answer", str(len(hits)))
         elif op in ("max", "min") and years:

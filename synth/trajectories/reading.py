@@ -170,7 +170,8 @@ class Reader:
                 continue  # never the same words twice at the same length, in any order or quotes
             said = "rephrase" if sent and situation == "search" else situation
             ids = yield from self.search(query.strip(), k=k, situation=said if sent else "search",
-                                         what=name, title=name)
+                                         what=name if query.strip() == name else
+                                         f'"{query.strip()}"', title=name)
             sent += 1
             if doc_id in ids:
                 self.note("hit", title=self.title(doc_id))

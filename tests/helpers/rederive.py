@@ -26,13 +26,7 @@ _DATE_END = re.compile(r"[.!?;:()\[\]{}\"“”—–]|,(?!\s*\d{4})")
 
 
 # a name made only of these is no name ("down", "its")
-STOPWORDS = frozenset("""a about above after again against all also am an and any are as at be
-because been before being below between both but by can could did do does doing down during each
-few for from further had has have having he her here hers herself him himself his how i if in into
-is it its itself just me more most my myself no nor not now of off on once only or other our ours
-out over own same she should so some such than that the their theirs them then there these they
-this those through to too under until up very was we were what when where which while who whom
-why will with would you your yours one two three first second new old see also part""".split())
+STOPWORDS = frozenset(["a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most", "my", "myself", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "one", "two", "three", "first", "second", "new", "old", "see", "also", "part"])
 
 
 def _variants(title: str, aliases: Iterable[str]) -> list[str]:
@@ -92,11 +86,12 @@ class Reader:
                 for key in (low, low[:-1] + (last[:-2],) if last.endswith(("'s", "’s")) else (),
                             low[:-1] + (last[:-1],) if last.endswith("s") else (),
                             low[:-1] + (last[:-2],) if last.endswith("es") else ()):
+                    surface = text[spans[i][0]:spans[i + n - 1][1]]
                     if key and key in self.table and (
-                            any_case or key not in self.capital or words[0][:1].isupper()):
-                        if self._written(text[spans[i][0]:spans[i + n - 1][1]], key):
-                            hit = (key, text[spans[i][0]:spans[i + n - 1][1]], n)
-                            break
+                            any_case or key not in self.capital or words[0][:1].isupper()
+                    ) and self._written(surface, key):
+                        hit = (key, surface, n)
+                        break
                 if hit:
                     break
             if hit:

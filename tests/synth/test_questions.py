@@ -30,7 +30,7 @@ from hopforge.synth.questions.model import (
     parse_reading,
 )
 from hopforge.synth.questions.stage import generate_questions, split_reasons
-from hopforge.synth.records import NOT_FOUND, Question
+from hopforge.synth.records import Question
 from hopforge.synth.teacher.openai_client import OpenAIChatModel
 from rank_bm25 import BM25Okapi
 
