@@ -1,7 +1,12 @@
 """Question generation on real corpora: how hard, how many, how long, next to human questions.
 
-For the Jargon File, FOLDOC and the 2WikiMultihopQA paragraphs in ../shared/data: the default
-mix of families, with acceptance and rejections by reason; the single-search shortcut rate
+For the Jargon File, FOLDOC, the 2WikiMultihopQA and HotpotQA paragraphs in ../shared/data
+(and any corpus named in HOPFORGE_BENCH_CORPORA, `name=path` separated by commas): the default
+mix of families, with acceptance and rejections by reason; what the clues are made of (the
+share of `phrase` clues, the fact kinds in use); questions that quote anything but a document
+title; gold answers re-derived from the raw text by independent code
+(tests/helpers/rederive.py) and the share that agrees; the unanswerable share and the most
+questions on one start; distinct first-three-word openings; the single-search shortcut rate
 measured independently with rank-bm25 over whole documents (the whole question, each sentence,
 clause and quoted phrase searched alone; top 5 holding the answer document or an evidence
 document that names the answer, or both compared documents, or every matching item); the
@@ -14,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import random
 import re
 import time
@@ -33,7 +39,9 @@ CORPORA = {
     "jargon": "dictd/jargon.index",
     "foldoc": "dictd/foldoc.index",
     "2wiki": "wiki/2wikimultihopqa_corpus.json",
+    "hotpotqa": "wiki/hotpotqa_train_corpus.json",
 }
+_QUOTED = re.compile(r"“([^”]+)”")
 LADDERS = {"jargon": (10, 50, 100), "foldoc": (10, 50, 100, 300)}
 HUMAN = "wiki/hotpotqa_train.json"
 
@@ -92,11 +100,47 @@ def _generate(docs: list[Any], searcher: Any, graph: CorpusGraph, n: int,
     return made, time.perf_counter() - started
 
 
+def _corpora() -> dict[str, Path]:
+    out = {name: DATA / path for name, path in CORPORA.items()}
+    for item in filter(None, os.environ.get("HOPFORGE_BENCH_CORPORA", "").split(",")):
+        name, _, path = item.partition("=")
+        out[name.strip()] = Path(path.strip())
+    return out
+
+
+def clue_figures(ok: list[Question], docs: list[Any]) -> dict[str, Any]:
+    """What the accepted questions are made of, each figure re-derived from the records and
+    the raw documents (not from the stage's own counters)."""
+    from tests.helpers.rederive import Reader, rederive
+
+    clues = [s.fact for q in ok if q.spec for s in q.spec.steps if s.fact]
+    clues += [q.spec.condition for q in ok if q.spec and q.spec.condition]
+    kinds = Counter(c.kind for c in clues)
+    titles = {d.title for d in docs}
+    quoting = sum(any(t not in titles for t in _QUOTED.findall(q.question)) for q in ok)
+    reader = Reader(d.to_row() for d in docs)
+    agree = 0
+    for q in ok:
+        answer, problem = rederive(q.to_row(), reader)
+        agree += not problem and answer == q.answer
+    openings = {" ".join(q.question.lower().split()[:3]) for q in ok}
+    starts = Counter(q.spec.start for q in ok if q.spec)
+    return {
+        "phrase_share": round(kinds["phrase"] / max(1, len(clues)), 3),
+        "fact_kinds": _fmt(kinds),
+        "quoting_non_title": round(quoting / max(1, len(ok)), 3),
+        "gold_agree": f"{agree}/{len(ok)}",
+        "unanswerable_share": round(sum(q.kind == "unanswerable" for q in ok) / max(1, len(ok)), 3),
+        "max_per_start": max(starts.values(), default=0),
+        "openings_distinct": round(len(openings) / max(1, len(ok)), 3),
+    }
+
+
 def corpus_rows(name: str, n: int, ladder_n: int) -> list[dict[str, Any]]:
     from hopforge.corpus.ingest import ingest_paths
     from hopforge.corpus.search import Searcher
 
-    docs = ingest_paths([DATA / CORPORA[name]]).documents
+    docs = ingest_paths([_corpora()[name]]).documents
     searcher = Searcher.from_documents(docs, dense=False)
     graph = CorpusGraph(docs)
     ref = Reference(graph)
@@ -113,6 +157,7 @@ def corpus_rows(name: str, n: int, ladder_n: int) -> list[dict[str, Any]]:
         "median_words_chain_inter": words[len(words) // 2] if words else "",
         "min_calls_median": sorted(q.min_calls for q in ok)[len(ok) // 2] if ok else "",
         "kinds": _fmt(Counter(q.kind for q in ok)),
+        **clue_figures(ok, docs),
         "rejections": _fmt(Counter(r.split("(")[0] for q in made
                                    for r in split_reasons(q.rejected))),
         "seconds": round(seconds, 1),
@@ -146,7 +191,7 @@ def human_row(template: dict[str, Any]) -> dict[str, Any]:
 def run(quick: bool = False) -> list[dict[str, Any]]:
     """Rows per corpus (default mix, then ladders) and one for the human questions."""
     rows: list[dict[str, Any]] = []
-    for name in (["jargon"] if quick else list(CORPORA)):
+    for name in (["jargon"] if quick else list(_corpora())):
         rows.extend(corpus_rows(name, n=40 if quick else 200, ladder_n=5 if quick else 20))
     rows.append(human_row(rows[0]))
     return rows

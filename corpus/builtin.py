@@ -1,7 +1,12 @@
-"""The built-in corpus: the Jargon File 4.4.7 (public domain), shipped as Document rows.
+"""The built-in corpora, shipped as Document rows, each with its notice:
 
-`corpus/data/jargon.jsonl.gz` is made from the dictd database by `scripts/make_builtin_corpus.py`
-through the dictd ingester; its notice is in `corpus/data/JARGON-LICENSE.txt`.
+- `builtin:jargon`: the Jargon File 4.4.7 (public domain), `corpus/data/jargon.jsonl.gz`, made
+  from the dictd database through the dictd ingester (notice: JARGON-LICENSE.txt);
+- `builtin:wiki`: the 6,119 Wikipedia paragraphs of the 2WikiMultihopQA dev set,
+  `corpus/data/wiki.jsonl.gz`, made through the paragraph-JSON ingester (notice:
+  WIKI-LICENSE.txt: Wikipedia's CC BY-SA text, the dataset's Apache-2.0).
+
+Both are written by `scripts/make_builtin_corpus.py` from ../shared/data.
 """
 
 from __future__ import annotations
@@ -13,22 +18,38 @@ from pathlib import Path
 from hopforge.corpus.records import Document
 
 BUILTIN_SOURCE = "jargon"
+BUILTINS: dict[str, tuple[str, str, str]] = {  # name -> (documents, notice, licence)
+    "jargon": ("jargon.jsonl.gz", "JARGON-LICENSE.txt",
+               "public domain (The Jargon File 4.4.7; corpus/data/JARGON-LICENSE.txt)"),
+    "wiki": ("wiki.jsonl.gz", "WIKI-LICENSE.txt",
+             ("CC BY-SA 4.0 (Wikipedia paragraphs of the 2WikiMultihopQA dev set, Apache-2.0; "
+              "corpus/data/WIKI-LICENSE.txt)")),
+}
 _DATA = Path(__file__).resolve().parent / "data"
 
 
-def builtin_corpus_path() -> Path:
-    """The committed Jargon File documents (gzip-compressed JSONL of Document rows)."""
-    return _DATA / "jargon.jsonl.gz"
+def builtin_name(source: str) -> str:
+    """"jargon" for "builtin", "builtin:jargon" or "jargon"; a clear error for an unknown one."""
+    name = source.removeprefix("builtin").removeprefix(":") or BUILTIN_SOURCE
+    if name not in BUILTINS:
+        raise ValueError(f"unknown built-in corpus {source!r}: use one of "
+                         f"{', '.join('builtin:' + n for n in BUILTINS)}")
+    return name
 
 
-def builtin_license_path() -> Path:
-    """The Jargon File's public-domain notice."""
-    return _DATA / "JARGON-LICENSE.txt"
+def builtin_corpus_path(source: str = BUILTIN_SOURCE) -> Path:
+    """The committed documents of a built-in corpus (gzip-compressed JSONL of Document rows)."""
+    return _DATA / BUILTINS[builtin_name(source)][0]
 
 
-def load_builtin_documents() -> list[Document]:
-    """The Jargon File as documents, with their cross-reference links."""
-    with gzip.open(builtin_corpus_path(), "rt", encoding="utf-8") as fh:
+def builtin_license_path(source: str = BUILTIN_SOURCE) -> Path:
+    """The notice of a built-in corpus."""
+    return _DATA / BUILTINS[builtin_name(source)][1]
+
+
+def load_builtin_documents(source: str = BUILTIN_SOURCE) -> list[Document]:
+    """A built-in corpus as documents (the Jargon File by default), with their links."""
+    with gzip.open(builtin_corpus_path(source), "rt", encoding="utf-8") as fh:
         return [Document.from_row(json.loads(line)) for line in fh if line.strip()]
 
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import bisect
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from hopforge.corpus.errors import HopforgeError
+from hopforge.corpus.matching import INFLECTIONS_TEXT, pattern_regex
 from hopforge.corpus.search import Searcher
 
 MAX_FIND_LINES = 20
@@ -75,8 +75,9 @@ def find_schema() -> dict[str, Any]:
     """Schema of `find(doc_id, pattern)`."""
     return _function(
         "find",
-        "Find the lines of a document that contain a text pattern (case-insensitive, literal). "
-        "Returns each matching line with its line number, character offset and page.",
+        "Find the lines of a document that contain a text pattern (case-insensitive, literal, "
+        f"{INFLECTIONS_TEXT}). Returns each matching line with its line number, character "
+        "offset and page.",
         {"doc_id": {"type": "string", "minLength": 1,
                     "description": "A doc_id exactly as shown in search results."},
          "pattern": {"type": "string", "minLength": 1,
@@ -270,7 +271,7 @@ class ToolBox:
         for p in self._doc_pages(doc_id):
             page_starts.append(offset)
             offset += len(p)
-        regex = re.compile(re.escape(pattern.strip()), re.IGNORECASE)
+        regex = pattern_regex(pattern.strip())
         matches: list[str] = []
         line_start = 0
         total = 0

@@ -1,4 +1,5 @@
-"""Regenerate the built-in corpus (corpus/data/jargon.jsonl.gz) from ../shared/data/dictd/jargon.
+"""Regenerate the built-in corpora from ../shared/data: corpus/data/jargon.jsonl.gz from
+dictd/jargon, corpus/data/wiki.jsonl.gz from wiki/2wikimultihopqa_corpus.json.
 
 Usage: .venv/bin/python scripts/make_builtin_corpus.py [--data ../shared/data]
 """
@@ -53,6 +54,26 @@ def build(data: Path) -> tuple[bytes, str, str]:
     )
 
 
+WIKI_NOTICE = """The Wikipedia paragraphs of hopforge's built-in corpus `builtin:wiki`
+(corpus/data/wiki.jsonl.gz): the 6,119 paragraphs {title, text} of the 2WikiMultihopQA dev set
+(Ho et al., COLING 2020), as distributed in the HippoRAG repository's data/ folder, converted by
+hopforge's paragraph-JSON ingester: each paragraph became a document; links were added where a
+paragraph names another paragraph's title.
+
+The text is from Wikipedia and is available under the Creative Commons Attribution-ShareAlike
+License (CC BY-SA 4.0, https://creativecommons.org/licenses/by-sa/4.0/); the 2WikiMultihopQA
+dataset is released under the Apache License 2.0. Data built from this corpus carries the same
+share-alike terms.
+"""
+
+
+def build_wiki(data: Path) -> tuple[bytes, str]:
+    """(corpus bytes, stats summary) of the 2WikiMultihopQA paragraphs."""
+    result = ingest_paths([data / "wiki" / "2wikimultihopqa_corpus.json"], source_name="wiki",
+                          strict=True)
+    return documents_to_jsonl_gz(result.documents), format_stats(result.stats)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
@@ -62,6 +83,11 @@ def main() -> int:
     atomic_write_text(builtin_license_path(), notice)
     print(summary)
     print(f"wrote {builtin_corpus_path()} ({len(corpus):,} bytes) and {builtin_license_path()}")
+    wiki, summary = build_wiki(args.data)
+    atomic_write_bytes(builtin_corpus_path("wiki"), wiki)
+    atomic_write_text(builtin_license_path("wiki"), WIKI_NOTICE)
+    print(summary)
+    print(f"wrote {builtin_corpus_path('wiki')} ({len(wiki):,} bytes)")
     return 0
 
 

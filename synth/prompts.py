@@ -9,8 +9,9 @@
 
 QUESTION_SYSTEM = """You write hard questions for training research agents that search a \
 document collection with search, open and find tools. You are given a task that is already \
-fixed: which document to start from, which phrases lead from one document to the next, and what \
-to ask. You only put it into words. Reply with one JSON object and nothing else."""
+fixed: which document to start from, which facts pick each next document among those the one \
+before names, and what to ask. You only put it into words. Reply with one JSON object and \
+nothing else."""
 
 QUESTION_RENDER_PROMPT = """Task ({family}):
 {steps}
@@ -19,12 +20,27 @@ A plain wording of the same task:
 {plain}
 
 Rewrite it as one short, natural question (at most {max_words} words) that asks exactly the \
-same thing. Rules:
-- Keep every quoted phrase and every quoted title word for word, inside quotes.
+same thing, the way a curious person would ask it. Rules:
+- Keep every quoted title word for word, inside quotes; word the facts freely but keep their \
+meaning exactly (a decade stays that decade, a bound stays that bound, a relation keeps its \
+direction).
 - Name no other document, and do not add facts of your own.
 - Drop nothing the task needs; say it more briefly than the plain wording where you can.
 - Do not use letters such as X or Y as stand-ins.
 Reply with JSON: {{"question": "..."}}"""
+
+FACTS_PROMPT = """List the facts this document states that a reader can check in its text: \
+dates and years (what happened then), numbers with their units, what kind of thing its subject \
+is, and other documents it names (people, places, works, organisations).
+
+Document "{title}":
+{text}
+
+Reply with one JSON object {{"facts": [...]}}, at most {limit} facts, each {{"kind": "date", \
+"number", "category" or "entity"; "relation": the document's own words that state it, right \
+before the value (e.g. "was founded in", "directed by"); "value": the date, number, category or \
+name exactly as written; "evidence": the whole sentence that states it, copied word for word}}. \
+Copy; do not reword, translate or add anything the text does not say."""
 
 QUESTION_READ_BACK_PROMPT = """Read this question about a collection of {nouns} and write down \
 what it asks, without answering it. A {noun} mentions another when its text names it.
@@ -33,8 +49,8 @@ Question: {question}
 
 Reply with one JSON object:
 - "named": the titles of the {nouns} the question names as starting points, word for word.
-- "clues": one item per quoted phrase that a sought {noun} contains: {{"phrase": the phrase word \
-for word, "direction": "mentioned_by_source" if the sought {noun} is one that the {noun} it is \
+- "clues": one item per fact that picks a sought {noun} (a date, a number, a category, a name \
+it mentions, words it contains): {{"phrase": that fact as the question states it, "direction": "mentioned_by_source" if the sought {noun} is one that the {noun} it is \
 reached from mentions, "mentions_source" if it is one that mentions that {noun}}}. A {noun} is \
 reached from a named one or from one reached before.
 - "answer_relation": when the answer is the one {noun} tied to several {nouns} reached through \

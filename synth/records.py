@@ -38,6 +38,59 @@ class Hop:
     bridge: str  # the bridge entity: the title of `to_doc` as mentioned in the clue
 
 
+FACT_KINDS: tuple[str, ...] = ("entity", "date", "number", "category", "phrase")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Fact:
+    """A statement a document makes that a reader can check in the text `open` shows.
+
+    `kind` is one of FACT_KINDS; `relation` the document's own words that state it ("founded
+    in", "directed by"); `value` the name, date, number, category or phrase as written;
+    `evidence` the sentence, verbatim; `target` the doc_id an entity fact names."""
+
+    doc: str
+    kind: str
+    relation: str
+    value: str
+    evidence: str
+    target: str = ""
+
+    def to_row(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Fact:
+        return cls(**{k: row[k] for k in _names(cls) if k in row})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Clue:
+    """A fact as a question uses it: what it states and how the question shows it.
+
+    The test a document must pass is typed: `date` and `number`, a fact whose relation has
+    the word `key` and whose value lies in [low, high]; `category`, the category `value`;
+    `entity`, a mention of the document `target`; `phrase`, the words `value` (as
+    corpus/matching.py matches). `key` is also what a solver looks for with `find`."""
+
+    kind: str
+    relation: str = ""
+    value: str = ""
+    evidence: str = ""
+    target: str = ""
+    shown: str = ""  # how the question states it, blurred ("founded in the 1950s")
+    key: str = ""
+    low: float | None = None
+    high: float | None = None
+
+    def to_row(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Clue:
+        return cls(**{k: row[k] for k in _names(cls) if k in row})
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Step:
     """One step of a task spec: the document it reaches, how, and the phrase that picks it.
@@ -50,8 +103,20 @@ class Step:
     doc: str
     relation: str
     via: str = ""
-    phrase: str = ""  # matched case-insensitively as a substring of the document's text
+    phrase: str = ""  # a `phrase` clue's words (corpus/matching.py: whole words)
     value: str = ""  # what the step reads there: the year compared, the value ranked
+    fact: Clue | None = None  # the fact that picks `doc` (link, compare, constraint steps)
+
+    def to_row(self) -> dict[str, Any]:
+        row = asdict(self)
+        row["fact"] = self.fact.to_row() if self.fact else None
+        return row
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Step:
+        fact = row.get("fact")
+        return cls(**{**{k: row[k] for k in _names(cls) if k in row},
+                      "fact": Clue.from_row(fact) if fact else None})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -74,13 +139,15 @@ class Spec:
     scope: str = ""  # aggregation: links | links2
     items: tuple[str, ...] = ()
     matching: tuple[str, ...] = ()
-    pattern: str = ""
+    pattern: str = ""  # a phrase condition's words ("" for typed conditions)
     unanswerable: str = ""
+    condition: Clue | None = None  # aggregation: the typed condition an item must meet
 
     def to_row(self) -> dict[str, Any]:
         row = asdict(self)
-        row["steps"] = [asdict(s) for s in self.steps]
+        row["steps"] = [s.to_row() for s in self.steps]
         row["items"], row["matching"] = list(self.items), list(self.matching)
+        row["condition"] = self.condition.to_row() if self.condition else None
         return row
 
     @classmethod
@@ -88,9 +155,11 @@ class Spec:
         return cls(
             **{
                 **{k: row[k] for k in _names(cls) if k in row},
-                "steps": tuple(Step(**s) for s in row.get("steps") or ()),
+                "steps": tuple(Step.from_row(s) for s in row.get("steps") or ()),
                 "items": tuple(row.get("items") or ()),
                 "matching": tuple(row.get("matching") or ()),
+                "condition": (Clue.from_row(row["condition"]) if row.get("condition")
+                              else None),
             }
         )
 

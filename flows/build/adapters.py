@@ -35,10 +35,7 @@ def fingerprint(stage: str, config: BuildConfig) -> str:
     if stage != "ingest":
         return ""
     sources = config.source_paths()
-    if any(s.startswith(BUILTIN_PREFIX) for s in sources):
-        from hopforge.corpus.builtin import builtin_corpus_path
-
-        sources = [*sources, str(builtin_corpus_path())]
+    sources = [*sources, *(str(_builtin_path(s)) for s in sources if s.startswith(BUILTIN_PREFIX))]
     return source_fingerprint(sources)
 
 
@@ -68,7 +65,7 @@ def _ingest(context: BuildContext, progress: Progress) -> dict[str, Any]:
 def _builtin_path(source: str) -> Path:
     from hopforge.corpus.builtin import builtin_corpus_path
 
-    return builtin_corpus_path()
+    return builtin_corpus_path(source)
 
 
 def _index(context: BuildContext, progress: Progress) -> dict[str, Any]:
@@ -98,11 +95,13 @@ def open_search(config: BuildConfig) -> Any:
 
 
 def _questions(context: BuildContext, progress: Progress) -> dict[str, Any]:
-    from hopforge.flows.stages.questions import run_questions_build
+    from hopforge.flows.stages.questions import TurnLimits, run_questions_build
 
     build, config = context.build, context.config
+    runs = config.stages["trajectories"]
+    limits = TurnLimits(max_turns=runs.max_turns, no_progress=runs.no_progress_turns)
     report = run_questions_build(build, config.stages["questions"],
-                                 teacher=open_teacher(config), progress=progress)
+                                 teacher=open_teacher(config), progress=progress, limits=limits)
     return headline("questions", report)
 
 

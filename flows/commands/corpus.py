@@ -22,7 +22,7 @@ Formats, detected from each source (override with --format):
   folder           a folder of .txt / .md / .html files (<a href> to another file is a link)
   mediawiki        a MediaWiki XML dump (.xml, .xml.bz2, ...): wikilinks, redirects as aliases
 The word `builtin` (or `builtin:jargon`, as in a build file) as SOURCE stands for the built-in
-Jargon File corpus.
+Jargon File corpus, `builtin:wiki` for the built-in Wikipedia paragraphs.
 
 A malformed record is reported with its file and line, skipped and counted (--strict stops at
 the first one). Sources without links of their own get links by title mention.
@@ -76,7 +76,7 @@ def _resolve_source(source: str) -> Path:
     if source in ("builtin", *BUILTIN_SOURCES) and not path.exists():
         from hopforge.corpus.builtin import builtin_corpus_path
 
-        return builtin_corpus_path()
+        return builtin_corpus_path(source)
     return path
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from hopforge.corpus.builtin import BUILTIN_SOURCE, BUILTINS, builtin_name
 from hopforge.flows.build.registry import STAGES, configured, stage_spec
 from hopforge.flows.config.sections import (
     ConfigError,
@@ -33,8 +34,8 @@ from hopforge.flows.config.sections import (
 from hopforge.flows.config.settings_hash import as_table, digest, shaping_settings
 
 BUILTIN_PREFIX = "builtin:"
-BUILTIN_SOURCES = ("builtin:jargon",)
-BUILTIN_LICENCE = "public domain (The Jargon File 4.4.7; corpus/data/JARGON-LICENSE.txt)"
+BUILTIN_SOURCES = ("builtin:jargon", "builtin:wiki")
+BUILTIN_LICENCE = BUILTINS[BUILTIN_SOURCE][2]
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 ENV_KIND, ENV_URL, ENV_MODEL = "HOPFORGE_TEACHER", "HOPFORGE_TEACHER_URL", "HOPFORGE_TEACHER_MODEL"
 # Where a model server's key is read from, first set one wins; never a flag or a build file.
@@ -190,6 +191,10 @@ class BuildConfig:
             if spec.teacher:
                 parts[spec.name]["teacher"] = teacher
         parts["export"]["licence"] = self.corpus.licence  # it goes into the dataset card
+        runs = self.stages.get("trajectories")
+        if runs is not None:  # the mix keeps only tasks a run can finish (questions.TurnLimits)
+            parts["questions"]["limits"] = {"max_turns": runs.max_turns,
+                                            "no_progress": runs.no_progress_turns}
         return {stage: digest(parts[stage]) for stage in STAGES}
 
     def config_hash(self) -> str:
@@ -246,7 +251,8 @@ def parse_config(
     corpus = table_to_dataclass("corpus", doc.get("corpus", {}), CorpusSettings)
     _check_sources(corpus, base_dir)
     if not corpus.licence and set(corpus.sources) <= set(BUILTIN_SOURCES):
-        corpus = dataclasses.replace(corpus, licence=BUILTIN_LICENCE)
+        licences = sorted({BUILTINS[builtin_name(s)][2] for s in corpus.sources})
+        corpus = dataclasses.replace(corpus, licence="; ".join(licences) or BUILTIN_LICENCE)
     teacher_table = dict(doc.get("teacher", {}))
     if "kind" not in teacher_table and env.get(ENV_KIND):
         teacher_table["kind"] = env[ENV_KIND].strip()

@@ -24,6 +24,7 @@ from typing import Any
 
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.layout import BuildDir
+from hopforge.corpus.names import NameIndex
 from hopforge.corpus.parts import (
     atomic_write_text,
     clear_parts,
@@ -37,9 +38,11 @@ from hopforge.corpus.search import open_searcher
 from hopforge.synth.diversity import distinct_n, self_bleu
 from hopforge.synth.questions.checks import NearDuplicates, SearchBackend
 from hopforge.synth.questions.config import QuestionConfig
+from hopforge.synth.questions.facts import extract_all
 from hopforge.synth.questions.graph import CorpusGraph
+from hopforge.synth.questions.model_facts import model_facts
 from hopforge.synth.questions.stage import generate_questions, split_reasons
-from hopforge.synth.records import Question
+from hopforge.synth.records import Fact, Question
 from hopforge.synth.teacher.chat import ChatModel
 
 log = logging.getLogger(__name__)
@@ -59,8 +62,11 @@ def _meta(directory: Path, index: int) -> Path:
     return directory / f".part-{index:05d}.meta.json"
 
 
-def _run_hash(config: QuestionConfig, composer: str, corpus: str) -> str:
+def _run_hash(config: QuestionConfig, composer: str, corpus: str,
+              limits: TurnLimits | None = None) -> str:
     settings = {k: v for k, v in dataclasses.asdict(config).items() if k not in NEUTRAL_FIELDS}
+    if limits is not None:
+        settings["limits"] = dataclasses.asdict(limits)
     if composer == "scripted":
         del settings["round_trip"]  # model composers only: scripted builds resume as before
     body = json.dumps({"config": settings, "composer": composer, "corpus": corpus},
@@ -109,13 +115,92 @@ def run_questions_build(
     force: bool = False,
     progress: Progress = None,
     stop_after_parts: int | None = None,
+    limits: TurnLimits | None = None,
 ) -> dict[str, Any]:
     """Generate `config.n` accepted questions into BUILD/questions; `teacher` None: scripted.
 
-    Writes BUILD/questions/part-*.jsonl and BUILD/reports/questions.json; returns the report.
-    `stop_after_parts` ends the run after writing that many new parts (to test resuming).
+    Writes BUILD/facts/facts.jsonl (once per corpus), BUILD/questions/part-*.jsonl,
+    BUILD/reports/facts.json and BUILD/reports/questions.json; returns the report.
+    `limits` are the trajectory stage's turn limits: the mix keeps only tasks a run can finish
+    (min_calls within max_turns, no stretch without gold evidence as long as the no-progress
+    window); ladder rungs keep their own ranges. `stop_after_parts` ends the run after writing
+    that many new parts (to test resuming).
     """
-    return asyncio.run(_run(build, config, teacher, searcher, force, progress, stop_after_parts))
+    return asyncio.run(_run(build, config, teacher, searcher, force, progress, stop_after_parts,
+                            limits))
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TurnLimits:
+    """What a trajectory may take: `max_turns` in all, `no_progress` turns without new gold."""
+
+    max_turns: int
+    no_progress: int
+
+    def mix(self, config: QuestionConfig) -> QuestionConfig:
+        """`config` with its max_calls no higher than a run's turns."""
+        top = min(config.max_calls or self.max_turns, self.max_turns)
+        return dataclasses.replace(config, max_calls=max(top, config.min_calls))
+
+    @property
+    def max_gap(self) -> int:
+        return max(4, self.no_progress - 4)
+
+
+async def load_facts(build: BuildDir, docs: list[Document], corpus: str, config: QuestionConfig,
+                     teacher: ChatModel | None = None) -> dict[str, list[Fact]]:
+    """The corpus's facts: read from BUILD/facts when made from this corpus (and teacher),
+    else extracted and written there with a report of facts per document by kind (once per
+    build). A model teacher also reads the facts of the `config.model_fact_docs` documents the
+    corpus names most; each of its facts is verified against the text before it is kept."""
+    directory = build.root / "facts"
+    path, stamp = directory / "facts.jsonl", directory / "corpus.json"
+    made_by = {"corpus": corpus, "model": teacher.name if teacher is not None else "",
+               "model_docs": config.model_fact_docs if teacher is not None else 0}
+    if path.is_file() and stamp.is_file() and json.loads(stamp.read_text("utf-8")) == made_by:
+        facts: dict[str, list[Fact]] = {d.doc_id: [] for d in docs}
+        with path.open(encoding="utf-8") as fh:
+            for line in fh:
+                fact = Fact.from_row(json.loads(line))
+                facts.setdefault(fact.doc, []).append(fact)
+        return facts
+    started = time.perf_counter()
+    names = NameIndex(docs)
+    facts = extract_all(docs, names)
+    rejected: Counter[str] = Counter()
+    if teacher is not None and config.model_fact_docs:
+        named = Counter(d for doc in docs for d in names.mentioned(doc.text, exclude=doc.doc_id))
+        chosen = sorted(docs, key=lambda d: (-named[d.doc_id], d.doc_id))[:config.model_fact_docs]
+        read, rejected = await model_facts(teacher, chosen, names,
+                                           concurrency=config.concurrency)
+        for doc_id, found in read.items():
+            have = {(f.kind, f.value, f.target) for f in facts[doc_id]}
+            facts[doc_id] += [f for f in found if (f.kind, f.value, f.target) not in have]
+    directory.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, "".join(json.dumps(f.to_row(), ensure_ascii=False) + "\n"
+                                    for found in facts.values() for f in found))
+    write_json(stamp, made_by)
+    report = facts_report(facts, time.perf_counter() - started)
+    report["model_rejected"] = dict(rejected.most_common())
+    write_json(build.reports / "facts.json", report)
+    return facts
+
+
+def facts_report(facts: dict[str, list[Fact]], seconds: float) -> dict[str, Any]:
+    """Facts per document by kind: totals, means and the share of documents with any."""
+    docs = max(len(facts), 1)
+    kinds = sorted({f.kind for found in facts.values() for f in found})
+    return {
+        "documents": len(facts),
+        "facts": sum(len(v) for v in facts.values()),
+        "by_kind": {k: {"facts": sum(f.kind == k for v in facts.values() for f in v),
+                        "per_document": round(sum(f.kind == k for v in facts.values()
+                                                  for f in v) / docs, 3),
+                        "documents_with_any": round(sum(any(f.kind == k for f in v)
+                                                        for v in facts.values()) / docs, 4)}
+                    for k in kinds},
+        "seconds": round(seconds, 3),
+    }
 
 
 async def _run(
@@ -126,16 +211,16 @@ async def _run(
     force: bool,
     progress: Progress,
     stop_after_parts: int | None,
+    limits: TurnLimits | None,
 ) -> dict[str, Any]:
     started = time.perf_counter()
     docs = load_corpus(build)
     directory = build.questions
     directory.mkdir(parents=True, exist_ok=True)
     composer = teacher.name if teacher is not None else "scripted"
-    run_hash = _run_hash(config, composer, _corpus_key(build, docs))
+    run_hash = _run_hash(config, composer, _corpus_key(build, docs), limits)
     _check_run(directory, run_hash, force)
     write_json(directory / RUN_FILE, {"hash": run_hash, "composer": composer, "seed": config.seed})
-    graph = CorpusGraph(docs, page_chars=config.page_chars)
     done = done_indexes(directory)
     earlier: list[Question] = []
     seen: set[str] = set()
@@ -147,7 +232,17 @@ async def _run(
     opened = False
     stopped = False
     try:
+        if teacher is not None:
+            opened = True
+            enter = getattr(teacher, "__aenter__", None)
+            if enter is not None:
+                await enter()
+        graph = CorpusGraph(docs, page_chars=config.page_chars,
+                            facts=await load_facts(build, docs, _corpus_key(build, docs), config,
+                                                   teacher))
         for rung, (cfg, wanted) in enumerate(config.rounds()):  # the mix, then each ladder rung
+            if limits is not None and rung == 0:
+                cfg = limits.mix(cfg)
             got_round = 0
             exhausted = False
             while got_round < wanted and not exhausted:
@@ -167,15 +262,11 @@ async def _run(
                         break
                     if searcher is None:
                         searcher = open_searcher(build, docs)
-                    if teacher is not None and not opened:
-                        opened = True
-                        enter = getattr(teacher, "__aenter__", None)
-                        if enter is not None:
-                            await enter()
                     made = await generate_questions(
                         docs, searcher, config=cfg, rng=part_rng(config.seed, index), n=target,
                         teacher=teacher, accepted_so_far=[q for q in earlier if not q.rejected],
                         seen_qids=seen, graph=graph, near_duplicates=dups,
+                        max_gap=limits.max_gap if limits is not None and rung == 0 else 0,
                     )
                     rows = [q.to_row() for q in made]
                     atomic_write_text(_meta(directory, index),

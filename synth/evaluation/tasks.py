@@ -115,10 +115,14 @@ def tracked_docs(question: Question) -> tuple[str, ...]:
 
 
 def check_phrase(question: Question, doc_id: str) -> str:
-    """What a solver looks for in `doc_id`: the aggregation pattern, or its step's phrase."""
+    """What a solver looks for in `doc_id`: the aggregation condition's word, or the word of
+    its step's clue (a phrase, a date's relation, a number's unit, a category, a name)."""
     spec = question.spec
     if spec is None:
         return ""
-    if spec.items and spec.pattern:
-        return spec.pattern
-    return next((s.phrase for s in spec.steps if s.doc == doc_id and s.phrase), "")
+    if spec.items and (spec.pattern or spec.condition):
+        return spec.pattern or (spec.condition.key if spec.condition else "")
+    for s in spec.steps:
+        if s.doc == doc_id and (s.phrase or s.fact):
+            return s.phrase or (s.fact.key if s.fact else "")
+    return ""

@@ -22,7 +22,7 @@ from datasketch import MinHash, MinHashLSH
 from hopforge.corpus.records import Hit
 from hopforge.synth.answers import list_items, normalize_answer
 from hopforge.synth.diversity import jaccard, shingles
-from hopforge.synth.questions.families import item_set
+from hopforge.synth.questions.families.sets import item_set
 from hopforge.synth.questions.graph import CorpusGraph, names, years
 from hopforge.synth.records import NOT_FOUND, Question, Spec, Step
 
@@ -143,26 +143,43 @@ def answer_type_problem(q: Question, graph: CorpusGraph) -> str:
 
 def unique(spec: Spec, graph: CorpusGraph) -> bool:
     """Whether the corpus gives exactly the spec's answer (re-derived from the documents)."""
+    book = graph.facts
     if spec.family in ("chain", "comparison"):
         if not all(_picked(graph, s) for s in spec.steps if s.relation in ("link", "compare")):
             return False
         if spec.family == "comparison":
-            values = [s.value for s in spec.steps if s.relation == "compare"]
+            key = spec.condition.key if spec.condition else ""
+            sides = [s for s in spec.steps if s.relation == "compare"]
+            stated = [book.dates.get(s.doc, {}).get(key, []) for s in sides]
+            if not all(len(set(y)) == 1 and str(y[0]) == s.value
+                       for y, s in zip(stated, sides, strict=True)):
+                return False
+            values = [s.value for s in sides]
             return len(set(values)) == len(values)
+        if spec.answer_type == "year" and spec.condition:
+            years = book.dates.get(spec.target, {}).get(spec.condition.key, [])
+            return len(set(years)) == 1 and str(years[0]) == spec.condition.value
         return True
     if spec.family == "intersection":
-        rings = [{m.doc for m in graph.mentions[s.via]} for s in spec.steps
-                 if s.relation == "constraint"]
+        rings = [book.mentioned(s.via) for s in spec.steps if s.relation == "constraint"]
         links = all(_picked(graph, s) for s in spec.steps if s.relation == "link")
         return links and set.intersection(*rings) == {spec.target}
     _, items = item_set(graph, spec.start, spec.scope)
-    matching = [i for i in items if graph.contains(i, spec.pattern)]
+    if spec.condition is not None:
+        matching = [i for i in items if book.holds(spec.condition, i)]
+    else:
+        matching = [i for i in items if graph.contains(i, spec.pattern)]
     return items == list(spec.items) and matching == list(spec.matching)
 
 
 def _picked(graph: CorpusGraph, step: Step) -> bool:
-    """Whether `step.phrase` picks exactly `step.doc` among what `step.via` mentions."""
-    having = [m.doc for m in graph.mentions[step.via] if graph.contains(m.doc, step.phrase)]
+    """Whether the step's clue picks exactly `step.doc` among every document `step.via`
+    names (none, for an unanswerable step)."""
+    rivals = graph.rivals[step.via]
+    if step.fact is not None:
+        having = [d for d in rivals if graph.facts.holds(step.fact, d)]
+    else:
+        having = [d for d in rivals if graph.contains(d, step.phrase)]
     return having == ([step.doc] if step.doc else [])
 
 
@@ -177,13 +194,17 @@ def placeholder(text: str, graph: CorpusGraph) -> str:
 
 
 def ungrounded(q: Question, graph: CorpusGraph) -> str:
-    """The first part of the spec the text does not carry (a phrase, a named start), or ""."""
+    """The first part of the spec the text does not carry, or "": a named start, a phrase
+    clue's words and an entity clue's title, which no wording can replace. (How a composer
+    words a date or a number is the read-back check's to compare.)"""
     spec = q.spec
     assert spec is not None
     low = q.question.lower()
     needed = [s.phrase for s in spec.steps if s.phrase]
     needed += [graph.title(s.doc) for s in spec.steps if s.relation == "start"]
     needed += [spec.pattern] if spec.pattern else []
+    clues = [s.fact for s in spec.steps if s.fact] + ([spec.condition] if spec.condition else [])
+    needed += [graph.title(c.target) for c in clues if c.kind == "entity" and c.target]
     for part in needed:
         if part.lower() not in low:
             return part

@@ -47,7 +47,12 @@ class QuestionConfig:
     ladder: tuple[Rung, ...] = ()
     min_items: int = 4  # aggregation: the smallest set
     min_df: int = 20  # a clue phrase occurs in at least this many documents (the blur), so
-    # that searching it alone ranks its document among many (keep it well above shortcut_rank)
+    # that searching it alone ranks its document among many (keep it well above shortcut_rank);
+    # never more than 1% of the corpus (stage.corpus_min_df)
+    max_per_start: int = 3  # accepted questions that start at one document
+    # model teacher: it reads the facts of this many documents, the most-named first (0: none);
+    # each is verified against the text before use, and joins the facts read without a model
+    model_fact_docs: int = 500
     shortcut_rank: int = 5  # one search may not find the answer within this rank (0: off)
     blur_rounds: int = 2  # times a shortcut draft gets other phrases before it is rejected
     search_mode: str = ""  # "" uses the searcher's default (hybrid when there is a dense index)
@@ -80,6 +85,7 @@ class QuestionConfig:
             ("max_hops", self.min_hops, MAX_DEPTH), ("min_clues", 2, 8),
             ("max_clues", self.min_clues, 8), ("min_calls", 0, 100_000),
             ("max_calls", 0, 100_000), ("min_items", 2, 100_000), ("min_df", 1, 1_000_000),
+            ("max_per_start", 1, 1_000_000), ("model_fact_docs", 0, 100_000_000),
             ("shortcut_rank", 0, 100), ("blur_rounds", 0, 10), ("page_chars", 100, 1_000_000),
             ("min_words", 1, 1000), ("max_words", self.min_words, 10_000),
             ("probe_samples", 1, 100), ("attempts_per_question", 1, 1000),

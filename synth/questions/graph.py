@@ -1,9 +1,11 @@
-"""What the question families read of a corpus: mentions in text order, phrases and years.
+"""What the question families read of a corpus: mentions in text order, facts, pages.
 
-A document *mentions* another when the other's title (or an alias) appears in its text and the
-corpus links them; the surface form is the words as the text writes them, which is what a solver
-reads and may search for. Phrase tests are case-insensitive substring tests, exactly as the
-`find` tool matches.
+A document *mentions* another when the other's name appears in its text as `open` shows it
+(corpus/names.py): what a reader sees, never a hidden link. `mentions` keeps the names a walk
+may take (unambiguous, not common words, not a title two documents share); `rivals` every
+document a reader of the text could take a name for. The surface form is the words as the text
+writes them, which is what a solver reads and may search for. Phrase tests follow
+corpus/matching.py (whole words), exactly as the `find` tool matches.
 """
 
 from __future__ import annotations
@@ -17,8 +19,12 @@ from functools import cached_property
 from itertools import accumulate
 from typing import Any
 
+from hopforge.corpus.matching import first_match, matches
+from hopforge.corpus.names import NameIndex
 from hopforge.corpus.records import Document
 from hopforge.corpus.tools import paginate
+from hopforge.synth.questions.clues import FactBook
+from hopforge.synth.records import Fact
 
 _PAREN_SUFFIX = re.compile(r"\s*\([^)]*\)\s*$")
 _YEAR = re.compile(r"(?<![\d.,])(1[5-9]\d\d|20[0-4]\d)(?![\d,]|\.\d)")
@@ -55,12 +61,18 @@ def years(text: str) -> list[str]:
 class CorpusGraph:
     """Documents with their mentions, inbound mentions, pages and phrase frequencies."""
 
-    def __init__(self, docs: Sequence[Document], *, page_chars: int = 1200) -> None:
+    def __init__(self, docs: Sequence[Document], *, page_chars: int = 1200,
+                 facts: dict[str, list[Fact]] | None = None) -> None:
         self.docs = {d.doc_id: d for d in docs}
         self.order = [d.doc_id for d in docs]
         self.page_chars = page_chars
         self.lower = {d.doc_id: d.text.lower() for d in docs}
+        self.names = NameIndex(docs)
+        self.shared = {d.doc_id for d in docs if self.names.shared_title(d)}
+        self.rivals: dict[str, list[str]] = {}
+        self.unclear: set[str] = set()  # documents whose text names something ambiguously
         self.mentions = {d.doc_id: self._find_mentions(d) for d in docs}
+        self.facts = FactBook(docs, self.names, facts)
         self.inbound: dict[str, list[str]] = {d: [] for d in self.order}
         for src, found in self.mentions.items():
             for m in found:
@@ -75,20 +87,22 @@ class CorpusGraph:
         self._starts = list(accumulate((len(self.lower[d]) + 1 for d in self.order), initial=0))
 
     def _find_mentions(self, doc: Document) -> list[Mention]:
-        text = doc.text
-        found: list[Mention] = []
-        for link in dict.fromkeys(doc.links):
-            target = self.docs.get(link)
-            if target is None or link == doc.doc_id:
-                continue
-            best: re.Match[str] | None = None
-            for name in names(target):
-                m = re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text, re.IGNORECASE)
-                if m and (best is None or m.start() < best.start()):
-                    best = m
-            if best is not None:
-                found.append(Mention(doc=link, surface=best.group(0), pos=best.start()))
-        return sorted(found, key=lambda m: m.pos)
+        """The documents a walk may take from `doc`; `rivals[doc]` gets every one a reader
+        could take a name of its text for."""
+        hits = self.names.find(doc.text, exclude=doc.doc_id)
+        self.rivals[doc.doc_id] = list(dict.fromkeys(d for h in hits for d in h.docs
+                                                     if d != doc.doc_id))
+        if any(not h.doc or h.doc in self.shared for h in hits):
+            self.unclear.add(doc.doc_id)
+        found: dict[str, Mention] = {}
+        for h in hits:
+            if h.doc and not h.common and h.doc not in self.shared and h.doc not in found:
+                found[h.doc] = Mention(doc=h.doc, surface=h.surface, pos=h.start)
+        return list(found.values())
+
+    def ambiguous(self, doc_id: str) -> bool:
+        """Whether `doc_id`'s text names something a reader cannot resolve to one document."""
+        return doc_id in self.unclear
 
     @cached_property
     def noun(self) -> str:
@@ -107,8 +121,8 @@ class CorpusGraph:
         return self.docs[doc_id].title
 
     def contains(self, doc_id: str, phrase: str) -> bool:
-        """Whether `find(doc_id, phrase)` would match."""
-        return phrase.lower() in self.lower[doc_id]
+        """Whether `find(doc_id, phrase)` would match (whole words)."""
+        return matches(self.docs[doc_id].text, phrase)
 
     def doc_freq(self, phrase: str) -> int:
         """How many documents contain `phrase` (cached)."""
@@ -127,11 +141,13 @@ class CorpusGraph:
         return not (len(words) == 1 and token[0] > high)
 
     def having(self, phrase: str) -> list[str]:
-        """The documents that contain `phrase`, in corpus order (one scan of all the text)."""
+        """The documents that contain `phrase` as whole words, in corpus order (one scan of all
+        the text for candidates, then the word test on each)."""
         key, found, at = phrase.lower(), [], 0
         while key and (at := self._all.find(key, at)) >= 0:
             i = bisect_right(self._starts, at) - 1
-            found.append(self.order[i])
+            if self.contains(self.order[i], phrase):
+                found.append(self.order[i])
             at = self._starts[i + 1]  # the next document
         return found
 
@@ -157,6 +173,8 @@ class CorpusGraph:
     def pages_to(self, doc_id: str, phrase: str) -> int:
         """Pages to open (from page 0) until `phrase` has been shown."""
         pos = self.lower[doc_id].find(phrase.lower())
+        if pos < 0:
+            pos = first_match(self.docs[doc_id].text, phrase)
         return self.page_of(doc_id, max(pos, 0)) + 1
 
     def words(self, doc_id: str) -> list[str]:

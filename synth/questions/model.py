@@ -19,7 +19,7 @@ from typing import Any
 from hopforge.synth import prompts
 from hopforge.synth.answers import answers_match, list_items, says_not_found
 from hopforge.synth.questions.graph import CorpusGraph
-from hopforge.synth.records import NOT_FOUND, Question, Spec
+from hopforge.synth.records import NOT_FOUND, Clue, Question, Spec
 from hopforge.synth.teacher.chat import ChatModel, Message, ModelResponseError
 from hopforge.synth.teacher.wire import json_schema_format
 
@@ -53,8 +53,8 @@ _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 EVIDENCE_CHARS = 1500  # of each evidence document in the oracle-context prompt
 _OPERATIONS = {"count": "how many of the set meet the condition",
                "list": "the titles of those that meet it",
-               "max": "which of those that meet it states the latest year",
-               "min": "which of those that meet it states the earliest year"}
+               "max": "which of the set did it latest",
+               "min": "which of the set did it earliest"}
 
 
 class QuestionParseError(ModelResponseError):
@@ -135,16 +135,20 @@ def misread(spec: Spec, reading: Reading, graph: CorpusGraph) -> str:
     set too), so each phrase must be read `mentioned_by_source`; an intersection's answer is
     mentioned by the documents its clues reach."""
     starts = {_norm(graph.title(s.doc)) for s in spec.steps if s.relation == "start"}
-    phrases = {_norm(s.phrase) for s in spec.steps if s.phrase} | (
-        {_norm(spec.pattern)} if spec.pattern else set())
+    clues = [s.fact for s in spec.steps if s.fact and s.relation in ("link", "compare")]
+    if spec.family == "aggregation":  # its condition is the one clue, on the set's documents
+        clues = [spec.condition or Clue(kind="phrase", value=spec.pattern)]
+    literal = {_norm(c.value if c.kind == "phrase" else graph.title(c.target))
+               for c in clues if c.kind in ("phrase", "entity")}
     named = {_norm(n) for n in reading.named}
-    read = {_norm(p): d for p, d in reading.clues}
+    read = [(_norm(p), d) for p, d in reading.clues]
     wrong = [f"start “{t}” missing" for t in sorted(starts - named)]
     wrong += [f"extra start “{t}”" for t in sorted(named - starts)]
-    wrong += [f"phrase “{p}” missing" for p in sorted(phrases - set(read))]
-    wrong += [f"extra phrase “{p}”" for p in sorted(set(read) - phrases - starts)]
-    wrong += [f"reversed “{p}”" for p in sorted(phrases & set(read))
-              if any(_norm(q) == p and d != "mentioned_by_source" for q, d in reading.clues)]
+    if len(read) != len(clues):
+        wrong.append(f"{len(read)} clues read, the task has {len(clues)}")
+    wrong += [f"clue “{p}” missing" for p in sorted(literal)
+              if not any(p in r for r, _ in read)]
+    wrong += [f"reversed “{r}”" for r, d in read if d != "mentioned_by_source"]
     if spec.family == "intersection" and reading.answer_relation != "mentioned_by_clues":
         wrong.append(f"answer_relation {reading.answer_relation}")
     asks = {"max": "later", "min": "earlier"}.get(spec.operation, spec.operation)
@@ -162,10 +166,10 @@ def describe(spec: Spec, graph: CorpusGraph) -> str:
     for i, s in enumerate(spec.steps[:60], start=1):
         if s.relation == "start":
             lines.append(f"{i}. start at the {noun} \"{graph.title(s.doc)}\"")
+        elif s.relation in ("link", "compare") and s.fact:
+            lines.append(f"{i}. go to the {noun} it mentions {s.fact.shown}")
         elif s.relation in ("link", "compare"):
             lines.append(f"{i}. go to the {noun} it mentions that contains \"{s.phrase}\"")
-        elif s.relation == "constraint" and s.phrase:
-            lines.append(f"{i}. the {noun} contains \"{s.phrase}\"")
     if spec.family == "intersection":
         lines.append(f"ask for the one {noun} that each {noun} reached by a \"go to\" step "
                      "mentions")
@@ -174,12 +178,14 @@ def describe(spec: Spec, graph: CorpusGraph) -> str:
         scope = (f"the {nouns} mentioned by the {nouns} that \"{start}\" mentions (not those "
                  f"nor \"{start}\")" if spec.scope == "links2"
                  else f"the {nouns} that \"{start}\" mentions")
-        lines.append(f"set: {scope}; condition: contains \"{spec.pattern}\"; ask for: "
+        cond = spec.condition.shown if spec.condition else f"contains \"{spec.pattern}\""
+        lines.append(f"set: {scope}; condition: {cond}; ask for: "
                      f"{_OPERATIONS.get(spec.operation, spec.operation)}")
+    what = spec.condition.shown if spec.condition else ""
     if spec.family == "comparison":
-        lines.append(f"ask which of the two states the {spec.operation} year")
+        lines.append(f"ask which of the two {what} {spec.operation}")
     if spec.answer_type == "year":
-        lines.append(f"ask for the year the last {noun} states")
+        lines.append(f"ask in what year the last {noun}'s subject {what}")
     return "\n".join(lines)
 
 

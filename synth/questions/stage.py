@@ -12,7 +12,7 @@ import logging
 import random
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import replace
 
 from hopforge.corpus.records import Document, Hit
@@ -27,7 +27,7 @@ from hopforge.synth.questions.model import (
     ReadingParseError,
     misread,
 )
-from hopforge.synth.records import Checks, Question, Spec, Step
+from hopforge.synth.records import Checks, Question, Step
 from hopforge.synth.teacher.chat import ChatModel, ModelResponseError, ModelUnavailable
 
 log = logging.getLogger(__name__)
@@ -61,19 +61,25 @@ async def generate_questions(
     seen_qids: Iterable[str] = (),
     graph: CorpusGraph | None = None,
     near_duplicates: checks.NearDuplicates | None = None,
+    max_gap: int = 0,
 ) -> list[Question]:
     """Questions in attempt order, up to and including the `n`-th accepted one.
 
     Drafts whose qid is in `seen_qids` (or of `accepted_so_far`) are not tried again; accepted
     questions must not nearly repeat earlier ones. At most `n * config.attempts_per_question`
     drafts are tried, so fewer than `n` come back when the attempts run out.
+
+    Mix: at most `config.max_per_start` accepted questions start at one document, and
+    unanswerable ones stop at their share of `n` (a later one is rejected as `over_share`);
+    `max_gap` (from the trajectory settings' no-progress window) drops tasks whose plan would
+    go that many calls without reaching a gold document.
     """
     graph = graph or CorpusGraph(docs, page_chars=config.page_chars)
     families = Families(graph, rng, min_hops=config.min_hops, max_hops=config.max_hops,
                         min_clues=config.min_clues, max_clues=config.max_clues,
                         year_answer_rate=config.year_answer_rate, min_calls=config.min_calls,
                         max_calls=config.max_calls, min_items=config.min_items,
-                        min_df=config.min_df)
+                        min_df=corpus_min_df(config.min_df, len(graph.order)), max_gap=max_gap)
     earlier = list(accepted_so_far)
     seen = {*seen_qids, *(q.qid for q in earlier)}
     dups = near_duplicates
@@ -82,6 +88,10 @@ async def generate_questions(
         dups.add_all(earlier)
     stage = _Stage(graph, searcher, config, teacher, rng)
     have = Counter(q.kind for q in earlier)
+    kept = [q for q in earlier if not q.rejected]
+    per_start = Counter(q.spec.start for q in kept if q.spec)
+    unanswerable_cap = _unanswerable_cap(config, n + len(kept))
+    unanswerable = sum(q.kind == "unanswerable" for q in kept)
     out: list[Question] = []
     accepted, tried, budget = 0, 0, n * config.attempts_per_question
     misses: Counter[str] = Counter()
@@ -92,11 +102,13 @@ async def generate_questions(
         draws = 0
         while len(wave) < want and draws < 30 * want:
             draws += 1
-            kind = _next_kind(config, have, misses, drawn, n)
+            full = {"unanswerable"} if have["unanswerable"] >= unanswerable_cap else set()
+            kind = _next_kind(config, have, misses, drawn, n, full)
             if kind is None:
                 break
             draft = families.draw(kind)
-            if draft is None or draft.qid in seen:
+            if (draft is None or draft.qid in seen
+                    or per_start[draft.spec.start] >= config.max_per_start):
                 misses[kind] += 1
                 continue
             misses[kind] = 0
@@ -113,23 +125,47 @@ async def generate_questions(
                 break
             if not q.rejected:
                 dup = dups.find(q.question)
+                start = q.spec.start if q.spec else ""
                 if dup:
                     q = replace(q, checks=replace(q.checks, near_duplicate_of=dup),
                                 rejected="near_duplicate")
+                elif per_start[start] >= config.max_per_start:
+                    q = replace(q, rejected=f"over_share(start {start})")
+                elif q.kind == "unanswerable" and unanswerable >= unanswerable_cap:
+                    q = replace(q, rejected="over_share(unanswerable)")
                 else:
                     dups.add(q.qid, q.question)
                     accepted += 1
+                    per_start[start] += 1
+                    unanswerable += q.kind == "unanswerable"
             if q.rejected:
                 have[q.kind] -= 1
             out.append(q)
     return out
 
 
+def corpus_min_df(min_df: int, documents: int) -> int:
+    """The document-frequency floor of a clue phrase for a corpus of this size: the setting,
+    but never more than 1% of the documents (and at least 2), so that a folder of twenty notes
+    still gets phrase clues."""
+    return max(1 if min_df < 2 else 2, min(min_df, documents // 100))
+
+
+def _unanswerable_cap(config: QuestionConfig, n: int) -> int:
+    """How many unanswerable questions `n` accepted ones may hold: their share, rounded."""
+    if "unanswerable" not in config.kinds:
+        return 0
+    if config.kinds == ("unanswerable",):
+        return n
+    return round(config.unanswerable_share * n)
+
+
 def _next_kind(config: QuestionConfig, have: Counter[str], misses: Counter[str],
-               drawn: Counter[str], n: int) -> str | None:
+               drawn: Counter[str], n: int, full: Collection[str] = ()) -> str | None:
     """The kind furthest below its share (unanswerable: `unanswerable_share`, the rest alike),
     skipping kinds whose last 40 draws all failed and kinds already drawn four times as often
-    as their share of `n` (a kind this corpus seldom accepts gives way to the others)."""
+    as their share of `n` (a kind this corpus seldom accepts gives way to the others), and
+    kinds in `full` (their share is planned already)."""
     answerable = [k for k in config.kinds if k != "unanswerable"]
 
     def share(kind: str) -> float:
@@ -138,10 +174,10 @@ def _next_kind(config: QuestionConfig, have: Counter[str], misses: Counter[str],
         rest = 1.0 - (config.unanswerable_share if "unanswerable" in config.kinds else 0.0)
         return rest / len(answerable)
 
-    kinds = [k for k in config.kinds
-             if misses[k] < 40 and drawn[k] < max(8.0, 4 * share(k) * n)]
+    kinds = [k for k in config.kinds if k not in full
+             and misses[k] < 40 and drawn[k] < max(8.0, 4 * share(k) * n)]
     if not kinds:
-        kinds = [k for k in config.kinds if misses[k] < 40]
+        kinds = [k for k in config.kinds if misses[k] < 40 and k not in full]
     if not kinds:
         return None
     total = sum(have.values()) + 1
@@ -216,20 +252,24 @@ class _Stage:
         return text if isinstance(text, Question) else to_question(draft, text, self.composer)
 
     def _blur(self, draft: Draft, q: Question) -> tuple[Draft, Question] | None:
-        """The draft with another phrase for the step its shortcut search showed, if any."""
+        """The draft with another clue for the step its shortcut search showed, if any."""
         steps = list(draft.spec.steps)
         query = q.checks.shortcut_query.lower()
-        order = sorted(range(len(steps)), key=lambda i: (steps[i].phrase.lower() not in query,
-                                                         -i))
+
+        def shown(step: Step) -> str:
+            return (step.fact.shown if step.fact else step.phrase).lower()
+
+        order = sorted(range(len(steps)), key=lambda i: (not shown(steps[i])
+                                                         or shown(steps[i]) not in query, -i))
         for i in order:
             alternatives = draft.alternatives[i] if i < len(draft.alternatives) else ()
-            if steps[i].phrase and alternatives:
-                steps[i] = Step(doc=steps[i].doc, relation=steps[i].relation, via=steps[i].via,
-                                phrase=alternatives[0], value=steps[i].value)
+            if steps[i].fact and alternatives:
+                clue = alternatives[0]
+                steps[i] = replace(steps[i], fact=clue,
+                                   phrase=clue.value if clue.kind == "phrase" else "")
                 rest = list(draft.alternatives)
                 rest[i] = alternatives[1:]
-                spec = Spec(**{**draft.spec.to_row(), "steps": tuple(steps),
-                               "items": draft.spec.items, "matching": draft.spec.matching})
+                spec = replace(draft.spec, steps=tuple(steps))
                 new = replace(draft, spec=spec, alternatives=tuple(rest))
                 text = scripted.render(spec, self.graph, random.Random(draft.seed))
                 return new, to_question(new, text, self.composer)

@@ -17,8 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from hopforge.corpus.matching import matches
+from hopforge.corpus.names import index_for
 from hopforge.corpus.records import Document
-from hopforge.synth.records import NOT_FOUND, Question, Spec, Step, ToolCall
+from hopforge.synth.records import NOT_FOUND, Clue, Question, Spec, Step, ToolCall
 from hopforge.synth.trajectories.reading import Move, Reader, keywords
 from hopforge.synth.trajectories.voice import Note, Voice
 
@@ -36,6 +38,7 @@ class Notebook:
     total: int = 0
     hits: list[str] = field(default_factory=list)
     left: list[str] = field(default_factory=list)
+    ruled_out: int = 0  # candidates a tool result showed not to match
 
     def notes(self) -> list[Note]:
         """The state as note lines for the next thought."""
@@ -77,6 +80,16 @@ def legacy_spec(question: Question, docs: Mapping[str, Document]) -> Spec:
                 target=route[-1] if route else "")
 
 
+_PAREN = re.compile(r"\s*\([^()]*\)\s*$")
+_HEADER = re.compile(r"^.*\[doc_id: [^\]]+\] page \d+ \(pages 0-\d+\)\s*")
+_FOOTER = re.compile(r"\s*\((?:more: open doc_id=\S+ page=\d+|end of document)\)\s*$")
+
+
+def _body(page: str) -> str:
+    """The document's text on an `open` result, without its header and footer lines."""
+    return _FOOTER.sub("", _HEADER.sub("", page, count=1))
+
+
 def _names(doc: Document) -> list[str]:
     return [n for n in (doc.title, *doc.aliases) if n.strip()]
 
@@ -95,6 +108,7 @@ class Plans:
         self.book = Notebook(goal=question.question)
         self.wrong_candidate, self.max_wrong, self.early_answer = (
             wrong_candidate, max_wrong, early_answer)
+        self.names = index_for(self.docs)
         reader.state = self.book.notes
 
     # -- helpers --------------------------------------------------------------------------------
@@ -114,12 +128,14 @@ class Plans:
         return best
 
     def mentions(self, doc_id: str) -> list[tuple[str, str]]:
-        """(doc_id, name as written) of every document `doc_id` mentions in what was read."""
-        text = self.r.text(doc_id)
-        doc = self.docs.get(doc_id)
-        found = [(pos, link, name) for link in dict.fromkeys(doc.links if doc else ())
-                 for name, pos in [self.surface(link, text)] if pos >= 0 and link != doc_id]
-        return [(link, name) for _, link, name in sorted(found)]
+        """(doc_id, name as written) of every document whose name the pages read of `doc_id`
+        show, in text order (corpus/names.py: what a reader sees, not a link set)."""
+        body = " ".join(_body(page) for _, page in sorted(self.r.pages.get(doc_id, {}).items()))
+        found: dict[str, str] = {}
+        for hit in self.names.find(body, exclude=doc_id):
+            if hit.doc and hit.doc not in found:
+                found[hit.doc] = hit.surface
+        return list(found.items())
 
     def start(self, doc_id: str) -> Move:
         """Find the document the question names; the first search follows the query habit."""
@@ -158,49 +174,80 @@ class Plans:
                         title=self.r.title(via), names=", ".join(seen[:4]))
 
     def candidates(self, via: str, target: str) -> list[str]:
-        """Mentions of `via` to check for a clue: wrong ones first at the seeded rate."""
+        """The documents `via` names to check for a clue, in text order up to the target: each
+        one before it is ruled out by a tool result, none is skipped."""
         order = [d for d, _ in self.mentions(via)]
-        if target not in order:
-            return order
-        if self.rng.random() < self.wrong_candidate:
-            before = [d for d in order[: order.index(target)]][: self.max_wrong]
-            return [*before, target]
-        return [target]
+        return order[: order.index(target) + 1] if target in order else order
 
-    def follow(self, via: str, target: str, phrase: str, exhaust: bool = False,
+    def pattern(self, clue: Clue | None, phrase: str) -> str:
+        """What `find` looks for to check a clue: the question's own words for it."""
+        if clue is None or clue.kind == "phrase":
+            return phrase or (clue.value if clue else "")
+        if clue.kind == "entity" and clue.target in self.docs:
+            # the title as the question quotes it, without a disambiguating parenthesis
+            return _PAREN.sub("", self.docs[clue.target].title) or self.docs[clue.target].title
+        return clue.key
+
+    def criterion(self, clue: Clue | None, phrase: str) -> str:
+        """The clue as the notes state it."""
+        quoted = f'"{self.pattern(clue, phrase)}"'
+        return quoted if clue is None or clue.kind == "phrase" else f"{quoted} ({clue.shown})"
+
+    def shows(self, clue: Clue | None, phrase: str, text: str) -> bool:
+        """Whether `text` shows what the clue needs of the right document: the fact's value
+        (a date's year, a number) or the pattern itself."""
+        if clue is not None and clue.kind in ("date", "number") and clue.value:
+            return clue.value.split()[0] in text
+        pattern = self.pattern(clue, phrase)
+        return bool(pattern) and matches(text, pattern)
+
+    def check(self, cand: str, clue: Clue | None, phrase: str, want: bool, read: bool) -> Move:
+        """Whether `cand` meets the clue, from what a tool shows of it: its pages when it is
+        read next anyway (`read`), else `find` with the clue's words, then its pages when the
+        lines found do not show the value."""
+        if clue is None and not phrase:
+            return want
+        pattern = self.pattern(clue, phrase)
+        if read:
+            text = yield from self.r.read_until(cand, lambda t: self.shows(clue, phrase, t))
+            if self.shows(clue, phrase, text):
+                return want
+        has, lines = yield from self.r.contains(cand, pattern)
+        if not want:
+            return False
+        if has and not self.shows(clue, phrase, lines):
+            text = yield from self.r.read_until(cand, lambda t: self.shows(clue, phrase, t))
+            has = self.shows(clue, phrase, text)
+        return bool(has)
+
+    def follow(self, via: str, target: str, step: Step, exhaust: bool = False,
                read: bool = False) -> Move:
-        """From `via`, find the mention whose text has `phrase`; the doc_id, or "" if none.
+        """From `via`, find the document it names that meets the step's clue; the doc_id, or
+        "" if none. Candidates are checked in text order; `exhaust` checks every one.
 
         `read`: the document found is read next anyway, so a candidate is opened to see the
-        phrase (one call for both, as min_calls counts it); `find` checks it only when the
-        pages read do not show it. Otherwise `find` checks the phrase without reading."""
+        clue (one call for both, as min_calls counts it)."""
         if exhaust:
             yield from self.r.read_until(via, lambda t: False, all_pages=True)
         else:
             yield from self.read_for(via, target)
         cands = [d for d, _ in self.mentions(via)] if exhaust else self.candidates(via, target)
-        quoted = f'"{phrase}"' if phrase else "the next link"
+        clue, phrase = step.fact, step.phrase
+        quoted = self.criterion(clue, phrase) if clue or phrase else "the next link"
         self.book.open = ("o_link", {"via": self.r.title(via), "pattern": quoted})
         for n, cand in enumerate(cands):
             self.book.left = [self.title_in(via, c) for c in cands[n + 1:]]
             if not (yield from self.reach(via, cand)):
                 continue
-            if not phrase:
-                has = cand == target
-            else:
-                has = False
-                if read:
-                    text = yield from self.r.read_until(
-                        cand, lambda t: phrase.lower() in t.lower())
-                    has = phrase.lower() in text.lower()
-                if not has:
-                    has, _ = yield from self.r.contains(cand, phrase)
-            if has and (cand == target or exhaust):
+            want = cand == target and bool(target)
+            has = yield from self.check(cand, clue, phrase, want, read and want)
+            if has:
                 self.book.left = []
-                fact = "f_phrase" if phrase else "f_link"
+                fact = "f_phrase" if clue or phrase else "f_link"
                 self.book.facts.append(((fact, {"via": self.r.title(via), "title": self.r.title(cand),
                                                 "pattern": quoted}), cand))
                 return cand
+            self.book.ruled_out += 1
             if n + 1 < len(cands):
                 self.r.note("back", title=self.r.title(via))
         self.book.left = []
@@ -228,7 +275,16 @@ class Plans:
                 "aggregation": self.aggregation}.get(family, self.chain)
         yield from plan()
 
-    def not_found(self, why: str) -> Move:
+    def not_found(self) -> Move:
+        """Answer `not found`, saying what the run itself checked (never the spec's reason)."""
+        book = self.book
+        if book.total:
+            why = f"{book.checked} of {book.total} checked, none matches"
+        elif book.ruled_out:
+            why = (f"{book.ruled_out} candidate{'s' * (book.ruled_out != 1)} checked, "
+                   "none matches")
+        else:
+            why = "what I read names nothing that matches"
         yield from self.answer("not_found", NOT_FOUND, why=why)
 
     def chain(self) -> Move:
@@ -243,11 +299,11 @@ class Plans:
         for i, step in enumerate(steps[1:], start=1):
             last = i == len(steps) - 1
             exhaust = bool(self.spec.unanswerable) and last
-            nxt = yield from self.follow(step.via or at, step.doc, step.phrase, exhaust=exhaust,
+            nxt = yield from self.follow(step.via or at, step.doc, step, exhaust=exhaust,
                                          read=not last)
             if exhaust and nxt != step.doc or not nxt:
                 if self.spec.unanswerable:
-                    yield from self.not_found(self.spec.unanswerable)
+                    yield from self.not_found()
                 else:
                     yield from self.answer("give_up", GIVE_UP)
                 return
@@ -259,6 +315,11 @@ class Plans:
 
     def finish(self, doc_id: str, step: Step) -> Move:
         """Answer with the target's title, or the year it states."""
+        if self.spec.answer_type == "year" and step.value and self.spec.condition:
+            _, lines = yield from self.r.contains(doc_id, self.spec.condition.key)
+            got = yield from self.value(doc_id, step.value, lines or "")
+            yield from self.answer("answer", got or GIVE_UP)
+            return
         if self.spec.answer_type == "year" and step.value:
             got = yield from self.value(doc_id, step.value)
             yield from self.answer("answer", got or GIVE_UP)
@@ -275,10 +336,14 @@ class Plans:
         for a, x in sides:
             if not (yield from self.start(a.doc)):
                 continue
-            got = yield from self.follow(a.doc, x.doc, x.phrase, read=True)
+            got = yield from self.follow(a.doc, x.doc, x, read=True)
             if not got:
                 continue
-            year = yield from self.value(got, x.value, self.r.text(got))
+            seen = self.r.text(got)
+            if self.spec.condition and x.value not in seen:
+                _, lines = yield from self.r.contains(got, self.spec.condition.key)
+                seen = lines or seen
+            year = yield from self.value(got, x.value, seen)
             if year:
                 years[got] = int(year)
                 self.book.facts.append((("f_value", {"title": self.r.title(got), "value": year}),
@@ -307,7 +372,7 @@ class Plans:
         for a, e in pairs:
             if not (yield from self.start(a.doc)):
                 continue
-            got = yield from self.follow(a.doc, e.doc, e.phrase, read=True)
+            got = yield from self.follow(a.doc, e.doc, e, read=True)
             if not got:
                 continue
             yield from self.r.read_until(got, lambda t: False, all_pages=True)
@@ -323,7 +388,7 @@ class Plans:
             yield from self.answer("answer", self.r.title(target) if target in self.r.shown
                                    else name)
         elif self.spec.unanswerable:
-            yield from self.not_found(self.spec.unanswerable)
+            yield from self.not_found()
         else:
             yield from self.answer("give_up", GIVE_UP)
 
@@ -366,7 +431,7 @@ class Plans:
             self.r.note("back", title="the candidates")
         self.book.left = []
         if self.spec.unanswerable:
-            yield from self.not_found(self.spec.unanswerable)
+            yield from self.not_found()
         else:
             yield from self.answer("give_up", GIVE_UP)
 
@@ -394,12 +459,16 @@ class Plans:
             yield from self.answer("give_up", GIVE_UP)
             return
         book.total = len(items)
-        book.open = ("o_items", {"n": str(len(items)), "pattern": f'"{spec.pattern}"'})
+        cond = spec.condition
+        book.open = ("o_items", {"n": str(len(items)),
+                                 "pattern": self.criterion(cond, spec.pattern)})
         found: dict[str, int] = {}
+        matching = set(spec.matching)
         for n, (d, _, via) in enumerate(items):
             book.left = [name for _, name, _ in items[n + 1:]]
             if (yield from self.reach(via, d)):
-                has, lines = yield from self.r.contains(d, spec.pattern)
+                has = yield from self.check(d, cond, spec.pattern, d in matching, False)
+                lines = self.r.text(d) + "\n" + "\n".join(self.r.found.get(d, []))
                 if has:
                     book.hits.append(self.r.title(d))
                     if spec.operation in ("max", "min") and values.get(d):
@@ -415,7 +484,7 @@ class Plans:
     def total_answer(self, years: dict[str, int]) -> Move:
         op, hits = self.spec.operation, self.book.hits
         if not hits:
-            yield from self.not_found(self.spec.unanswerable or "no entry matches")
+            yield from self.not_found()
         elif op == "count":
             yield from self.answer("answer", str(len(hits)))
         elif op in ("max", "min") and years:

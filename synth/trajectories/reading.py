@@ -16,6 +16,7 @@ from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from hopforge.corpus.matching import matches
 from hopforge.corpus.records import Document
 from hopforge.synth.annotate import normalize_call, normalize_text
 from hopforge.synth.records import ToolCall
@@ -82,6 +83,7 @@ class Reader:
     state: Any = None  # a callable giving the state notes (known, open, tally)
     sent: Counter[str] = field(default_factory=Counter)  # normalized call -> times sent
     tried: set[tuple[str, int]] = field(default_factory=set)  # (normalized query, k) searched
+    found: dict[str, list[str]] = field(default_factory=dict)  # doc_id -> find results shown
 
     def say(self, situation: str, **slots: str) -> str:
         """A thought: what was just seen, one thing of the state, then the situation's line."""
@@ -168,7 +170,8 @@ class Reader:
                 continue  # never the same words twice at the same length, in any order or quotes
             said = "rephrase" if sent and situation == "search" else situation
             ids = yield from self.search(query.strip(), k=k, situation=said if sent else "search",
-                                         what=name, title=name)
+                                         what=name if query.strip() == name else
+                                         f'"{query.strip()}"', title=name)
             sent += 1
             if doc_id in ids:
                 self.note("hit", title=self.title(doc_id))
@@ -220,6 +223,7 @@ class Reader:
         kind = fault_seen(obs, "find")
         if kind in ("timeout", "error", "empty"):
             return None
+        self.found.setdefault(doc_id, []).append(obs)
         count = _LINES.search(obs)
         if count:
             self.note("lines", title=self.title(doc_id), n=count.group(1), pattern=quoted)
@@ -231,6 +235,6 @@ class Reader:
         """Whether the document has `pattern`: find, or reading its pages when find fails."""
         lines = yield from self.find(doc_id, pattern)
         if lines is None:  # find keeps failing: read the document instead
-            text = yield from self.read_until(doc_id, lambda t: pattern.lower() in t.lower())
-            return pattern.lower() in text.lower(), text
+            text = yield from self.read_until(doc_id, lambda t: matches(t, pattern))
+            return matches(text, pattern), text
         return bool(lines), lines

@@ -8,6 +8,7 @@ one `Searcher.search_batch` call, so dense query embedding is batched across tra
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import random
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -218,6 +219,18 @@ class BatchedTools:
         return self.toolbox.call(name, arguments)
 
 
+def limits_for(question: Question, config: TrajectoryConfig) -> TrajectoryConfig:
+    """The stop rules for one task: a task that needs more calls than `max_turns` allows (a
+    ladder's long task) gets twice its min_calls, and a no-progress window that its plan's
+    longest stretch between gold documents fits in (the question stage keeps the mix within
+    the configured rules)."""
+    if question.min_calls <= config.max_turns:
+        return config
+    return dataclasses.replace(config, max_turns=2 * question.min_calls,
+                               no_progress_turns=max(config.no_progress_turns,
+                                                     question.min_calls // 2))
+
+
 async def run_trajectories(
     questions: Sequence[Question],
     tools: Searcher | ToolBox,
@@ -246,7 +259,8 @@ async def run_trajectories(
         seed = sample_seed(config.seed, question.qid, sample)
         teacher = teacher_factory(question, sample, seed)
         faulty = FaultyTools(batched, config.faults, random.Random(seed ^ 0x5EED))
-        trajectory = await run_agent(question, teacher, faulty, config=config,
+        trajectory = await run_agent(question, teacher, faulty,
+                                     config=limits_for(question, config),
                                      tid=trajectory_id(question.qid, sample),
                                      sample=sample, seed=seed)
         if on_result is not None:

@@ -1,8 +1,9 @@
 """Hand-made spec questions over a real corpus, one maker per family, for the trajectory tests.
 
 Plain frames around the spec; each is checked against the corpus as it is made (the phrase of a
-link step is in no other mention of the document before it, an intersection's phrases meet in
-one document only, an aggregation's matching items are computed from the texts).
+link step is in no other document the one before it names, an intersection's phrases meet in
+one document only, an aggregation's matching items are computed from the texts). "Names" are
+the names a reader sees (hopforge.corpus.names), phrases match as whole words.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import random
 import re
 from collections.abc import Sequence
 
+from hopforge.corpus.matching import matches
+from hopforge.corpus.names import index_for
 from hopforge.corpus.records import Document
 from hopforge.synth.records import NOT_FOUND, Question, Spec, Step
 
@@ -23,7 +26,7 @@ def _phrases(doc: Document) -> list[str]:
 
 
 def _has(doc: Document, phrase: str) -> bool:
-    return phrase.lower() in doc.text.lower()
+    return matches(doc.text, phrase)
 
 
 class SpecMaker:
@@ -31,6 +34,7 @@ class SpecMaker:
 
     def __init__(self, docs: Sequence[Document], seed: int = 0) -> None:
         self.docs = {d.doc_id: d for d in docs}
+        self.names = index_for(self.docs)
         self.rng = random.Random(seed)
         self.seed = seed
         self.n = 0
@@ -42,7 +46,8 @@ class SpecMaker:
                         answer_doc=spec.target)
 
     def _links(self, doc_id: str) -> list[str]:
-        return [d for d in self.docs[doc_id].links if d in self.docs and d != doc_id]
+        """The documents `doc_id`'s text names, first mention first."""
+        return self.names.mentioned(self.docs[doc_id].text, exclude=doc_id)
 
     def _step(self, via: str, exclude: set[str]) -> tuple[str, str] | None:
         links = self._links(via)
@@ -53,7 +58,7 @@ class SpecMaker:
                 continue
             others = [self.docs[d] for d in links if d != cand]
             for p in _phrases(self.docs[cand]):
-                if not any(_has(o, p) for o in others) and p not in self.docs[via].text.lower():
+                if not any(_has(o, p) for o in others) and not _has(self.docs[via], p):
                     return cand, p
         return None
 
@@ -98,14 +103,15 @@ class SpecMaker:
         for s in hubs:
             items = self._links(s)
             if scope == "links2":
-                items = list(dict.fromkeys(x for d in items for x in self._links(d) if x != s))
+                items = list(dict.fromkeys(x for d in items for x in self._links(d)
+                                           if x != s and x not in items))
             if not min_items <= len(items) <= max_items:
                 continue
             texts = [self.docs[d].text.lower() for d in items]
             words = sorted({w for t in texts[:50] for w in re.findall(r"[a-z]{6,}", t)})
             self.rng.shuffle(words)
             for w in words:
-                matching = [d for d, t in zip(items, texts) if w in t]
+                matching = [d for d in items if _has(self.docs[d], w)]
                 ok = (not matching) if unanswerable else 2 <= len(matching) <= len(items) // 2
                 if not ok:
                     continue

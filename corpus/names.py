@@ -1,0 +1,213 @@
+"""The names a reader sees in a text: titles and aliases of corpus documents, as whole words.
+
+"A mentions B" holds when a name of B appears in A's text as `open` shows it. One
+`NameIndex` per corpus finds them (one Aho-Corasick automaton over every usable name) for the
+question stage, the scripted teacher and the checks alike, so all three see the same mentions.
+
+- usable names: titles, aliases and titles without a trailing parenthesis, at least
+  `min_chars` long, not only stopwords or digits;
+- ambiguous names (shared by several documents) are found but resolve to no document: a text
+  naming one cannot be read as naming either;
+- a name written with a capital ("Rose", "Unix") is found only where the text capitalizes it
+  too, so the verb "rose" names nothing;
+- common names are words of the language more than names: in more than `common_share` of the
+  documents (and more than `min_common_docs` of them), or, for a capitalized one-word name,
+  also written in lower case in at least `lower_docs` documents ("Princess", "Movie"). They
+  are found and marked, and the question families use them neither as steps nor as facts.
+Matching follows corpus/matching.py: whole words, plural and possessive accepted.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import ahocorasick
+from hopforge.corpus.mentions import STOPWORDS
+from hopforge.corpus.rawdocs import name_key
+from hopforge.corpus.records import Document
+
+_PARENTHETICAL = re.compile(r"\s*\([^()]*\)\s*$")
+_SUFFIXES = ("", "s", "es", "'s", "’s")
+_RUN = re.compile(r"\S+")
+
+
+@dataclass(frozen=True, slots=True)
+class NameHit:
+    """A name found at `start` of a text, written there as `surface`.
+
+    `doc` is the document it names ("" when the name is ambiguous); `docs` all documents that
+    carry the name; `common` marks a name found in many documents."""
+
+    doc: str
+    surface: str
+    start: int
+    docs: tuple[str, ...]
+    key: str = ""  # the name as the index holds it (case- and space-folded, no inflection)
+    common: bool = False
+
+
+def fold(text: str) -> str:
+    """`text` lower-cased character by character, so positions stay those of `text`."""
+    low = text.lower()
+    if len(low) == len(text):
+        return low
+    return "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
+
+
+def doc_names(doc: Document) -> list[str]:
+    """A document's title, aliases and title without a trailing parenthesis, as written."""
+    out: list[str] = []
+    for form in (doc.title, *doc.aliases, _PARENTHETICAL.sub("", doc.title)):
+        form = " ".join(form.split()).strip(" ,")
+        if form and form not in out:
+            out.append(form)
+    return out
+
+
+class NameIndex:
+    """Every usable name of a corpus, found in any text as whole words."""
+
+    def __init__(self, docs: Sequence[Document], *, min_chars: int = 3,
+                 common_share: float = 0.05, min_common_docs: int = 20,
+                 lower_docs: int = 3) -> None:
+        owners: dict[str, set[str]] = {}
+        lower: set[str] = set()  # names some document writes without a capital
+        for d in docs:
+            for form in doc_names(d):
+                key = name_key(form)
+                if self._usable(key, min_chars):
+                    owners.setdefault(key, set()).add(d.doc_id)
+                    if not form[:1].isupper():
+                        lower.add(key)
+        self.owners = {k: tuple(sorted(v)) for k, v in owners.items()}
+        self.capitalized = frozenset(k for k in self.owners if k not in lower)
+        self._auto = ahocorasick.Automaton(ahocorasick.STORE_ANY)
+        for key in self.owners:
+            self._auto.add_word(key, key)
+        self.common: frozenset[str] = frozenset()
+        if self.owners:
+            self._auto.make_automaton()
+            df: Counter[str] = Counter()
+            lower_df: Counter[str] = Counter()
+            for d in docs:
+                df.update({h.key for h in self._scan(d.text)})
+                lower_df.update({h.key for h in self._scan(d.text, any_case=True)
+                                 if " " not in h.key and not h.surface[:1].isupper()})
+            limit = max(min_common_docs, common_share * len(docs))
+            self.common = frozenset(
+                [k for k, n in df.items() if n > limit]
+                + [k for k in self.capitalized if lower_df[k] >= lower_docs])
+        self.titles: Counter[str] = Counter(name_key(d.title) for d in docs)
+
+    @staticmethod
+    def _usable(key: str, min_chars: int) -> bool:
+        if len(key) < min_chars or not any(ch.isalpha() for ch in key):
+            return False
+        return not all(w in STOPWORDS for w in re.findall(r"\w+", key))
+
+    def shared_title(self, doc: Document) -> bool:
+        """Whether another document has the same title (its title alone does not pick it)."""
+        return self.titles[name_key(doc.title)] > 1
+
+    def _scan(self, text: str, *, any_case: bool = False) -> list[NameHit]:
+        if not self.owners:
+            return []
+        low, where = _spaced(fold(text))
+        found: list[tuple[int, int, int, str]] = []
+        for end, key in self._auto.iter(low):
+            start = end - len(key) + 1
+            if start > 0 and key[0].isalnum() and _word_at(low, start - 1):
+                continue
+            if not any_case and key in self.capitalized and not text[where(start)].isupper():
+                continue
+            stop = end + 1
+            for suffix in _SUFFIXES if key[-1].isalnum() else ("",):
+                if low.startswith(suffix, stop) and not (
+                        key[-1].isalnum() and _word_at(low, stop + len(suffix))):
+                    stop += len(suffix)
+                    break
+            else:
+                continue
+            found.append((start, stop, len(suffix), key))
+        # the longest at each place; of two as long, the name as written over an inflected one
+        found.sort(key=lambda m: (m[0], -(m[1] - m[0]), m[2]))
+        hits: list[NameHit] = []
+        reach = -1
+        for start, stop, _, key in found:
+            if start < reach:
+                continue  # inside a longer name
+            docs = self.owners[key]
+            at = where(start)
+            hits.append(NameHit(doc=docs[0] if len(docs) == 1 else "",
+                                surface=" ".join(text[at:where(stop - 1) + 1].split()),
+                                start=at, docs=docs,
+                                key=key))
+            reach = stop
+        return hits
+
+    def find(self, text: str, *, exclude: str = "") -> list[NameHit]:
+        """The names in `text`, in text order, longest first where they overlap; a name of
+        `exclude` (the text's own document) is left out."""
+        out = []
+        for hit in self._scan(text):
+            if exclude and exclude in hit.docs:
+                continue
+            out.append(NameHit(doc=hit.doc, surface=hit.surface, start=hit.start,
+                               docs=hit.docs, key=hit.key, common=hit.key in self.common))
+        return out
+
+    def mentioned(self, text: str, *, exclude: str = "") -> list[str]:
+        """The doc_ids `text` names unambiguously, first mention first (common names too)."""
+        return list(dict.fromkeys(h.doc for h in self.find(text, exclude=exclude) if h.doc))
+
+
+def _spaced(text: str) -> tuple[str, Callable[[int], int]]:
+    """`text` with every run of white space as one space, and the map from a position in it
+    back to the same character of `text` (a name wrapped over two lines is still the name)."""
+    starts: list[int] = []  # of each word in the spaced text
+    origin: list[int] = []  # of the same word in `text`
+    parts: list[str] = []
+    at = 0
+    for m in _RUN.finditer(text):
+        starts.append(at)
+        origin.append(m.start())
+        parts.append(m.group(0))
+        at += len(m.group(0)) + 1
+    spaced = " ".join(parts)
+    if spaced == text:
+        return text, lambda i: i
+
+    def where(i: int) -> int:
+        k = bisect_right(starts, i) - 1
+        return origin[k] + (i - starts[k]) if k >= 0 else i
+
+    return spaced, where
+
+
+def _word_at(text: str, i: int) -> bool:
+    """Whether character `i` belongs to a word: a letter, digit or underscore, or an
+    apostrophe inside a word ("bit'ee")."""
+    if not 0 <= i < len(text):
+        return False
+    c = text[i]
+    if c in "'’":
+        return 0 < i < len(text) - 1 and text[i - 1].isalnum() and text[i + 1].isalnum()
+    return c.isalnum() or c == "_"
+
+
+_INDEXES: dict[int, tuple[Mapping[str, Document], NameIndex]] = {}
+
+
+def index_for(docs: Mapping[str, Document]) -> NameIndex:
+    """The `NameIndex` of a corpus mapping, built once per process per mapping."""
+    held = _INDEXES.get(id(docs))
+    if held is None or held[0] is not docs:
+        if len(_INDEXES) >= 4:
+            _INDEXES.clear()
+        held = (docs, NameIndex(list(docs.values())))
+        _INDEXES[id(docs)] = held
+    return held[1]

@@ -1,0 +1,221 @@
+"""Clues: facts as a question states them, blurred, with the exact test a document must pass.
+
+A clue picks one document among rivals (the other documents a page names) when the document
+passes its test and no rival does. The tests read the facts of synth/questions/facts.py:
+- date: a date fact whose relation has the word `key`, its year in [low, high]; shown as a
+  decade ("born in the 1950s") or a bound ("released before 1990"), never the year itself;
+- number: a number fact with the unit `key`, its quantity above or below a round bound
+  ("with more than 20 seasons");
+- category: the corpus's category tag `value`;
+- entity: a mention of the document `target` ("directed by “Laurent Tirard”");
+- phrase: the words `value` in the text (the fallback).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+
+from hopforge.corpus.matching import matches
+from hopforge.corpus.names import NameIndex
+from hopforge.corpus.records import Document
+from hopforge.synth.questions.facts import extract_all, number_of, relation_key, year_of
+from hopforge.synth.records import Clue, Fact
+
+_PAST = frozenset(["won", "came", "began", "wrote", "sold", "ran", "became", "took", "gave", "grew", "went", "sang", "spoke", "fought", "led", "met"])  # past forms: the subject did it
+_IRREGULAR = _PAST | frozenset(["born", "made", "held", "lost", "written", "built", "left", "known", "shown", "given", "seen", "drawn", "sung", "spoken", "taught", "brought", "read", "set", "put", "cut", "shot"])
+_SUBJECTS = frozenset(["he", "she", "they", "it", "who", "which", "we", "i"])
+PREFERENCE = ("date", "entity", "number", "category", "phrase")
+
+
+def happening(key: str) -> bool:
+    """Whether a relation key says what happened (a participle or past form)."""
+    return key.endswith("ed") or key in _IRREGULAR
+
+
+def verb(fact: Fact, key: str) -> str:
+    """`key` as the subject's verb, active when a subject stands right before it in the text
+    ("He died in" gives "died"), else passive ("film directed in" gives "was directed")."""
+    words = fact.relation.split()
+    lower = [w.lower() for w in words]
+    at = lower.index(key) if key in lower else -1
+    before = words[at - 1] if at > 0 else ""
+    active = before.lower() in _SUBJECTS or before[:1].isupper() or key in _PAST
+    return key if active and key != "born" else f"was {key}"
+
+
+class FactBook:
+    """The facts of a corpus, indexed for the clue tests."""
+
+    def __init__(self, docs: Sequence[Document], names: NameIndex,
+                 facts: dict[str, list[Fact]] | None = None) -> None:
+        self.docs = {d.doc_id: d for d in docs}
+        self.names = names
+        self.facts = facts if facts is not None else extract_all(docs, names)
+        self.dates: dict[str, dict[str, list[int]]] = {}
+        self.numbers: dict[str, dict[str, list[float]]] = {}
+        self.categories: dict[str, set[str]] = {}
+        self.key_of: dict[Fact, str] = {}
+        for doc_id, found in self.facts.items():
+            for f in found:
+                if f.kind == "date":
+                    key = relation_key(f.relation)
+                    if happening(key):
+                        self.key_of[f] = key
+                        self.dates.setdefault(doc_id, {}).setdefault(key, []).append(
+                            year_of(f.value))
+                elif f.kind == "number":
+                    unit = f.value.split()[-1].lower() if " " in f.value else "%"
+                    self.key_of[f] = unit
+                    self.numbers.setdefault(doc_id, {}).setdefault(unit, []).append(
+                        number_of(f.value))
+                elif f.kind == "category":
+                    self.categories.setdefault(doc_id, set()).add(f.value.lower())
+        self._mentioned: dict[str, set[str]] = {}
+
+    def verb(self, doc_id: str, key: str) -> str:
+        """How `doc_id`'s text states its dated relation `key`, as a verb ("was born")."""
+        fact = next((f for f in self.of(doc_id, "date") if self.key_of.get(f) == key), None)
+        return verb(fact, key) if fact else f"was {key}"
+
+    def of(self, doc_id: str, kind: str) -> list[Fact]:
+        return [f for f in self.facts.get(doc_id, ()) if f.kind == kind]
+
+    def mentioned(self, doc_id: str) -> set[str]:
+        """Every document `doc_id`'s text names unambiguously (common names too)."""
+        if doc_id not in self._mentioned:
+            doc = self.docs[doc_id]
+            self._mentioned[doc_id] = set(self.names.mentioned(doc.text, exclude=doc_id))
+        return self._mentioned[doc_id]
+
+    def holds(self, clue: Clue, doc_id: str) -> bool:
+        """Whether document `doc_id` passes `clue`'s test."""
+        if clue.kind == "date":
+            years = self.dates.get(doc_id, {}).get(clue.key, [])
+            return any(_within(y, clue) for y in years)
+        if clue.kind == "number":
+            values = self.numbers.get(doc_id, {}).get(clue.key, [])
+            return any(_within(v, clue) for v in values)
+        if clue.kind == "category":
+            return clue.key in self.categories.get(doc_id, set())
+        if clue.kind == "entity":
+            return clue.target in self.mentioned(doc_id)
+        return matches(self.docs[doc_id].text, clue.value)
+
+    def picks(self, clue: Clue, doc_id: str, rivals: Iterable[str]) -> bool:
+        """Whether `clue` holds for `doc_id` and for none of `rivals`."""
+        return self.holds(clue, doc_id) and not any(
+            self.holds(clue, r) for r in rivals if r != doc_id)
+
+    def clues(self, doc_id: str, *, hidden: Iterable[str] = ()) -> list[Clue]:
+        """Every clue `doc_id`'s own facts give, best kinds first (see PREFERENCE); an entity
+        clue never names a document of `hidden`."""
+        hidden = set(hidden)
+        out: list[Clue] = []
+        for f in self.of(doc_id, "date"):
+            key = self.key_of.get(f)
+            if key:
+                out += date_clues(f, key)
+        for f in self.of(doc_id, "entity"):
+            if f.target not in hidden and f.target != doc_id:
+                out.append(entity_clue(f, self.docs[f.target].title))
+        for f in self.of(doc_id, "number"):
+            key = self.key_of.get(f)
+            if key:
+                out += number_clues(f, key)
+        for f in self.of(doc_id, "category"):
+            out.append(Clue(kind="category", relation=f.relation, value=f.value,
+                            evidence=f.evidence, key=f.value.lower(),
+                            shown=f"tagged “{f.value}”"))
+        return [c for c in out if self.holds(c, doc_id)]
+
+    def picking(self, doc_id: str, rivals: Sequence[str], *, hidden: Iterable[str] = ()
+                ) -> list[Clue]:
+        """The clues of `doc_id` that no rival passes, best kinds first."""
+        found = [c for c in self.clues(doc_id, hidden=hidden) if self.picks(c, doc_id, rivals)]
+        return sorted(found, key=_rank)
+
+
+def _rank(clue: Clue) -> float:
+    """Where a clue stands in PREFERENCE; a name that is one lower-case word ("mode") is a
+    weaker clue than a name, and comes after the categories."""
+    rank = float(PREFERENCE.index(clue.kind))
+    if clue.kind == "entity" and clue.key.isalpha() and clue.key.islower():
+        rank = PREFERENCE.index("category") + 0.5
+    return rank
+
+
+def _within(value: float, clue: Clue) -> bool:
+    return (clue.low is None or value >= clue.low) and (clue.high is None or value <= clue.high)
+
+
+def date_clues(fact: Fact, key: str) -> list[Clue]:
+    """A date fact blurred: its decade, then bounds at the next round years around it."""
+    year = year_of(fact.value)
+    said = f"whose subject {verb(fact, key)}"
+    base = Clue(kind="date", relation=fact.relation, value=fact.value, evidence=fact.evidence,
+                key=key)
+    decade = year - year % 10
+    out = [replace(base, low=decade, high=decade + 9, shown=f"{said} in the {decade}s")]
+    for step in (10, 25, 50):
+        above = (year // step + 1) * step
+        below = (year // step) * step
+        if above - year <= 15:
+            out.append(replace(base, low=None, high=above - 1, shown=f"{said} before {above}"))
+        if year - below <= 15 and year != below:
+            out.append(replace(base, low=below + 1, high=None, shown=f"{said} after {below}"))
+    return out
+
+
+def _round(x: float) -> float:
+    """A round number near `x`: one or two significant digits."""
+    if x < 10:
+        return float(math.floor(x))
+    digits = 10 ** (int(math.log10(x)) - 1)
+    return float(math.floor(x / digits) * digits)
+
+
+def _figure(x: float) -> str:
+    return f"{int(x):,}" if x == int(x) else f"{x:g}"
+
+
+def number_clues(fact: Fact, unit: str) -> list[Clue]:
+    """A number fact blurred to a bound: "more than 20 seasons", "fewer than 500 people"."""
+    value = number_of(fact.value)
+    base = Clue(kind="number", relation=fact.relation, value=fact.value, evidence=fact.evidence,
+                key=unit)
+    noun = "percent" if unit == "%" else unit
+    out = []
+    low = _round(value * 0.8)
+    if 0 < low < value:
+        out.append(replace(base, low=low + (1 if low == int(low) else 0), high=None,
+                           shown=f"whose text gives more than {_figure(low)} {noun}"))
+    high = _round(value * 1.5) or value + 1
+    if high > value:
+        out.append(replace(base, low=None, high=high - 1 if high == int(high) else high,
+                           shown=f"whose text gives fewer than {_figure(high)} {noun}"))
+    return out
+
+
+def entity_clue(fact: Fact, title: str) -> Clue:
+    """A mention of another document, with the relation's verb when it has one."""
+    key = relation_key(fact.relation)
+    words = fact.relation.split()
+    if key and happening(key) and words and words[-1].lower() in ("by", "in", "at", "for",
+                                                                   "with", "to", "of"):
+        shown = f"whose subject {verb(fact, key)} {words[-1].lower()} “{title}”"
+    else:
+        shown = f"whose text mentions “{title}”"
+    return Clue(kind="entity", relation=fact.relation, value=fact.value, evidence=fact.evidence,
+                target=fact.target, key=fact.value, shown=shown)
+
+
+def phrase_clue(doc: Document, phrase: str) -> Clue:
+    """The fallback: the words `phrase` of `doc`, as written."""
+    at = doc.text.lower().find(phrase.lower())
+    start = max(doc.text.rfind(".", 0, max(at, 0)) + 1, 0)
+    end = doc.text.find(".", at + len(phrase))
+    evidence = doc.text[start:end + 1 if end >= 0 else len(doc.text)].strip()
+    return Clue(kind="phrase", relation="contains", value=phrase, evidence=evidence,
+                key=phrase, shown=f"whose text contains the words “{phrase}”")

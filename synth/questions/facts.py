@@ -1,0 +1,166 @@
+"""Facts a reader can check, read from a document's text without grammar rules.
+
+- entity: a name of another document (corpus/names.py) in a sentence;
+- date: a year (1500-2049) or a full date in a sentence; `value` is the year;
+- number: a quantity other than a year, with the word after it as its unit when there is one;
+- category: what the corpus marks as the subject's kind: FOLDOC's `<tag>` and the Jargon
+  File's `[tag]` at the start of a sense;
+- phrase: the fallback, made by the question families from a document's words (phrases.py).
+
+A fact's `relation` is the words of its sentence right before the value (at most four, after
+the last punctuation); its `key` (`relation_key`) is the last of those that is a lower-case
+word of three letters or more and no stopword or month: "was founded in" gives "founded". Date
+and number facts without a key say nothing a question can ask about ("(1997-04-12)") and are
+not kept.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+
+from hopforge.corpus.mentions import STOPWORDS
+from hopforge.corpus.names import NameIndex
+from hopforge.corpus.records import Document
+from hopforge.synth.records import Fact
+
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
+          "september", "october", "november", "december")
+_MONTH = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
+_YEAR = r"(?:1[5-9]\d\d|20[0-4]\d)"
+DATE = re.compile(
+    rf"(?<![\w.,-])(?:(?:\d{{1,2}} )?{_MONTH} (?:\d{{1,2}}, )?{_YEAR}|{_YEAR})(?![\w,]|\.\d)")
+NUMBER = re.compile(r"(?<![\w.,$£€-])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?![\w,]|\.\d)"
+                    r"(?:(%)|\s([a-z]{3,12})\b)?")
+_AFTER_MONTH = re.compile(rf"{_MONTH}\s*$")
+_SENTENCE = re.compile(r"[^\n.!?]*(?:[.!?](?=\s|$)|\n|$)")
+_REL_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+_BOUNDARY = re.compile(r"[.;:!?()\[\]{}\"“”,—–]")
+_FOLDOC_TAG = re.compile(r"<([a-z][a-z ,/-]{1,40})>")
+_JARGON_TAG = re.compile(r"(?:^|\n)\s*(?:\d+\.\s*)?\[([A-Za-z][\w .'-]{1,30})\]")
+MAX_FACTS_PER_KIND = 40
+# words that stand before a date without naming what happened then
+_NOT_KEYS = frozenset(["since", "until", "from", "during", "around", "early", "late", "about", "after", "before", "following", "between", "circa", "through", "till", "last", "next", "each", "every", "year", "years", "age", "aged", "mid"])
+
+
+def sentences(text: str) -> Iterator[tuple[int, str]]:
+    """(start, sentence) for the sentences and lines of `text`, verbatim and stripped."""
+    for m in _SENTENCE.finditer(text):
+        chunk = m.group(0)
+        stripped = chunk.strip()
+        if len(stripped) >= 8:
+            yield m.start() + chunk.index(stripped[0]), stripped
+
+
+def relation_before(sentence: str, pos: int, *, words: int = 4) -> str:
+    """The words of `sentence` right before character `pos`, after its last punctuation."""
+    head = sentence[:pos]
+    cut = max((m.end() for m in _BOUNDARY.finditer(head)), default=0)
+    found = _REL_WORD.findall(head[cut:])
+    return " ".join(found[-words:])
+
+
+def relation_key(relation: str) -> str:
+    """The word a relation is known by: its last lower-case content word, or ""."""
+    for word in reversed(relation.split()):
+        low = word.lower()
+        if (word[:1].islower() and len(low) >= 3 and low not in STOPWORDS and low not in MONTHS
+                and low not in _NOT_KEYS and low.isalpha()):
+            return low
+    return ""
+
+
+def year_of(value: str) -> int:
+    """The year a date fact states."""
+    return int(re.findall(_YEAR, value)[-1])
+
+
+def number_of(value: str) -> float:
+    """The quantity of a number fact ("12,500 km" gives 12500.0)."""
+    return float(value.split()[0].rstrip("%").replace(",", ""))
+
+
+def extract(doc: Document, names: NameIndex) -> list[Fact]:
+    """The facts of one document, in text order within each kind."""
+    out: list[Fact] = []
+    counts: dict[str, int] = {}
+
+    def add(fact: Fact) -> None:
+        if counts.get(fact.kind, 0) < MAX_FACTS_PER_KIND:
+            counts[fact.kind] = counts.get(fact.kind, 0) + 1
+            out.append(fact)
+
+    for start, sent in sentences(doc.text):
+        for hit in names.find(sent, exclude=doc.doc_id):
+            if hit.doc and not hit.common:
+                add(Fact(doc=doc.doc_id, kind="entity", value=hit.surface, evidence=sent,
+                         relation=relation_before(sent, hit.start), target=hit.doc))
+        dates = list(DATE.finditer(sent))
+        for m in dates:
+            relation = relation_before(sent, m.start())
+            if relation_key(relation):
+                add(Fact(doc=doc.doc_id, kind="date", relation=relation, value=m.group(0),
+                         evidence=sent))
+        taken = [(m.start(), m.end()) for m in dates]
+        for m in NUMBER.finditer(sent):
+            if any(a <= m.start() < b for a, b in taken) or re.fullmatch(_YEAR, m.group(1)):
+                continue
+            if number_of(m.group(1)) < 2 or (m.start() < 3 and sent[m.end():m.end() + 1] == "."):
+                continue  # a sense number ("2. A parallel language")
+            if _AFTER_MONTH.search(sent[:m.start()]) or (
+                    m.group(1).isdigit() and 500 <= int(m.group(1)) <= 2049):
+                continue  # a day after a month name, or a year
+            relation = relation_before(sent, m.start())
+            unit = m.group(3) or ""
+            if unit in STOPWORDS or unit in MONTHS:
+                unit = ""
+            if unit and (unit.endswith("s") or m.group(2)):
+                value = (f"{m.group(1)}%" if m.group(2) else
+                         f"{m.group(1)} {unit}" if unit else m.group(1))
+                add(Fact(doc=doc.doc_id, kind="number", relation=relation, value=value,
+                         evidence=sent))
+    for m in [*_FOLDOC_TAG.finditer(doc.text), *_JARGON_TAG.finditer(doc.text)]:
+        line = doc.text[m.start():doc.text.find("\n", m.end()) % (len(doc.text) + 1)].strip()
+        for tag in m.group(1).split(","):
+            tag = " ".join(tag.split())
+            if len(tag) >= 3:
+                add(Fact(doc=doc.doc_id, kind="category", relation="category", value=tag,
+                         evidence=line or m.group(0)))
+    return _unique(out)
+
+
+def _unique(facts: Sequence[Fact]) -> list[Fact]:
+    seen: set[tuple[str, str, str, str]] = set()
+    out = []
+    for f in facts:
+        key = (f.kind, f.relation, f.value, f.target)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
+
+
+def extract_all(docs: Sequence[Document], names: NameIndex) -> dict[str, list[Fact]]:
+    """doc_id -> its facts, for every document."""
+    return {d.doc_id: extract(d, names) for d in docs}
+
+
+def verify(fact: Fact, doc: Document, names: NameIndex) -> str:
+    """"" when `fact` holds in `doc` as written, else what is wrong (for model-made facts)."""
+    if fact.doc != doc.doc_id:
+        return "wrong_doc"
+    if not fact.evidence or fact.evidence not in doc.text:
+        return "evidence_not_verbatim"
+    if not fact.value or fact.value not in fact.evidence:
+        return "value_not_in_evidence"
+    if fact.relation and fact.relation.lower() not in fact.evidence.lower():
+        return "relation_not_in_evidence"
+    if fact.kind == "entity":
+        found = {h.doc for h in names.find(fact.evidence, exclude=doc.doc_id) if h.doc}
+        if fact.target not in found:
+            return "target_not_named"
+    if fact.kind == "date" and not DATE.search(fact.value):
+        return "not_a_date"
+    if fact.kind == "number" and not NUMBER.match(fact.value):
+        return "not_a_number"
+    return ""

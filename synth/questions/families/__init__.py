@@ -1,0 +1,33 @@
+"""The question families, one module each; `FAMILIES` lists them, and nothing else names them.
+
+A family samples a spec over the corpus's facts (`sample`), counts its `min_calls`, and words it
+plainly (`render`, the scripted composer). Adding a family is adding a module with a `Family`
+subclass and one line below.
+"""
+
+from __future__ import annotations
+
+from hopforge.synth.questions.families.aggregation import AGGREGATION
+from hopforge.synth.questions.families.base import MAX_DEPTH, Draft, Families, Family, spec_id
+from hopforge.synth.questions.families.chain import CHAIN
+from hopforge.synth.questions.families.comparison import COMPARISON
+from hopforge.synth.questions.families.intersection import INTERSECTION
+from hopforge.synth.questions.families.sets import item_set
+from hopforge.synth.questions.families.unanswerable import UNANSWERABLE
+from hopforge.synth.records import Spec
+
+FAMILIES: tuple[Family, ...] = (CHAIN, COMPARISON, INTERSECTION, AGGREGATION, UNANSWERABLE)
+_BY_NAME = {f.name: f for f in FAMILIES}
+
+__all__ = ["FAMILIES", "MAX_DEPTH", "Draft", "Families", "Family", "family", "family_of",
+           "item_set", "spec_id"]
+
+
+def family(name: str) -> Family:
+    """The family that makes questions of kind `name`."""
+    return _BY_NAME[name]
+
+
+def family_of(spec: Spec) -> Family:
+    """The family whose wording a spec takes (an unanswerable one, the family it varies)."""
+    return _BY_NAME[spec.family]

@@ -1,0 +1,164 @@
+"""Aggregations: the documents a page names (or those they name), a typed condition on them,
+and a count, a list of titles, or the one that did a dated thing latest (earliest)."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import replace
+
+from hopforge.synth.questions.families.base import (
+    Draft,
+    Families,
+    Family,
+    alias_forms,
+    fits_op,
+    general,
+)
+from hopforge.synth.questions.families.sets import item_set, word_condition
+from hopforge.synth.questions.graph import CorpusGraph, names
+from hopforge.synth.questions.wording import q
+from hopforge.synth.records import NOT_FOUND, Clue, Spec, Step
+
+
+class Aggregation(Family):
+    name = "aggregation"
+
+    def sample(self, s: Families, seed: int, *, empty: bool = False) -> Draft | None:
+        start = self.start(s)
+        if start is None:
+            return None
+        scopes = [(scope, *item_set(s.g, start, scope)) for scope in ("links", "links2")]
+        fitting = [t for t in scopes if s.min_items <= len(t[2]) <= s.max_items
+                   and s.fits(2 * len(t[2]) + 2, slack=True)
+                   and not any(s.g.ambiguous(p) for p in set(t[1].values()))]
+        if not fitting:
+            return None
+        weights = [1.0 if t[0] == "links" else 0.6 for t in fitting]
+        scope, parents, items = s.rng.choices(fitting, weights)[0]
+        op = "list" if empty else s.rng.choice(("count", "count", "list", "max", "min"))
+        made = self.condition(s, items, op=op, empty=empty, start=start)
+        if made is None:
+            return None
+        condition, matching = made
+        steps = [Step(doc=start, relation="start"),
+                 *(Step(doc=i, relation="item", via=parents[i]) for i in items)]
+        target, answer = "", str(len(matching))
+        aliases: tuple[str, ...] = ()
+        if op in ("max", "min"):
+            pick = max if op == "max" else min
+            value = {m: pick(s.book.dates[m][condition.key]) for m in matching}
+            ranked = sorted(value, key=lambda m: value[m], reverse=op == "max")
+            if len(ranked) < 2 or value[ranked[0]] == value[ranked[1]]:
+                return None
+            target = ranked[0]
+            steps = [replace(st, value=str(value[st.doc])) if st.doc in value else st
+                     for st in steps]
+            answer, aliases = s.g.title(target), alias_forms(s.g, target, "")
+        elif op == "list":
+            answer = "; ".join(s.g.title(m) for m in matching) if matching else NOT_FOUND
+        spec = Spec(family="aggregation", start=start, steps=tuple(steps), target=target,
+                    answer_type={"count": "count", "list": "list"}.get(op, "title"),
+                    operation=op, scope=scope, items=tuple(items), matching=tuple(matching),
+                    pattern=condition.value if condition.kind == "phrase" else "",
+                    condition=condition)
+        if empty:
+            spec = replace(spec, answer_type="not_found",
+                           unanswerable=f"none of the {len(items)} documents is "
+                                        f"{condition.shown}")
+        calls = aggregation_calls(s.g, spec)
+        if not s.fits(calls):
+            return None
+        s.clue_kinds[condition.kind] += 1
+        return s.draft("unanswerable" if empty else "aggregation", spec, answer, aliases,
+                           target, calls, seed)
+
+    def condition(self, s: Families, items: list[str], *, op: str, empty: bool, start: str
+                  ) -> tuple[Clue, list[str]] | None:
+        """A typed condition over `items` that suits `op`, and the items that meet it."""
+        n = len(items)
+        if op in ("max", "min"):
+            keys = Counter(k for i in items for k in s.book.dates.get(i, {}))
+            usable = sorted(k for k, c in keys.items() if c >= 2)
+            if not usable:
+                return None
+            key = s.rng.choice(usable)
+            having = [i for i in items if key in s.book.dates.get(i, {})]
+            return Clue(kind="date", key=key, shown=s.book.verb(having[0], key)), having
+        pool: dict[str, Clue] = {}
+        sources = items if not empty else s.rng.sample(s.g.order, min(40, len(s.g.order)))
+        for i in sources:
+            for c in s.book.clues(i, hidden=[start]):
+                pool.setdefault(c.shown, c)
+        typed = list(pool.values())
+        s.rng.shuffle(typed)
+        typed.sort(key=lambda c: ("date", "entity", "number", "category").index(c.kind)
+                   if c.kind != "phrase" else 9)
+        for c in typed[:60]:
+            matching = [i for i in items if s.book.holds(c, i)]
+            if fits_op(op, len(matching), n, empty):
+                if empty and not any(c.key in s.book.dates.get(i, {})
+                                     or c.key in s.book.numbers.get(i, {}) for i in items
+                                     ) and c.kind in ("date", "number"):
+                    continue  # a premise about something none of the items states at all
+                return general(c), matching
+        if not s.phrase_allowed():
+            return None
+        pattern, matching = word_condition(s.g, items, s.rng, op=op, empty=empty,
+                                     forbidden=names(s.g.docs[start]))
+        if pattern is None:
+            return None
+        return Clue(kind="phrase", value=pattern, key=pattern,
+                    shown=f"whose text contains the words “{pattern}”"), matching
+
+    def start(self, s: Families) -> str | None:
+        if "aggregation_starts" not in s.memo:
+            starts = [d for d in s.g.order if d in s.usable and not s.g.ambiguous(d)
+                      and len(s.book.mentioned(d)) >= s.min_items and self.could_fit(s, d)]
+            s.rng.shuffle(starts)
+            s.memo["aggregation_starts"] = starts
+        found: list[str] = s.memo["aggregation_starts"]
+        return s.rng.choice(found) if found else None
+
+    def could_fit(self, s: Families, doc_id: str) -> bool:
+        """A cheap bound: the smallest and largest set from `doc_id` against the range."""
+        if not s.min_calls and not s.max_calls:
+            return True
+        ring = s.book.mentioned(doc_id)
+        low = 2 + 2 * len(ring)
+        high = 3 + 4 * len(ring) + sum(2 + 3 * len(s.book.mentioned(m)) for m in ring)
+        return high >= s.min_calls and (not s.max_calls or low <= s.max_calls)
+
+    def render(self, spec: Spec, graph: CorpusGraph, rng: random.Random) -> str:
+        start = q(graph.title(spec.start))
+        nouns = graph.nouns
+        if spec.scope == "links2":
+            scope = (f"the {nouns} mentioned by the {nouns} that {start} mentions "
+                     f"(leaving out {start} and the {nouns} it mentions itself)")
+        else:
+            scope = f"the {nouns} that {start} mentions"
+        cond = (spec.condition.shown if spec.condition
+                else f"whose text contains {q(spec.pattern)}")
+        if spec.operation == "count":
+            return rng.choice((f"Of {scope}, how many are {nouns} {cond}?",
+                               f"Count {scope} {cond}. How many are there?"))
+        if spec.operation == "list":
+            return f"Which of {scope} are {nouns} {cond}? List their titles."
+        which = "latest" if spec.operation == "max" else "earliest"
+        return f"Of {scope}, whose subject {cond} {which}?"
+
+
+def aggregation_calls(g: CorpusGraph, spec: Spec) -> int:
+    """search the start and read all its pages; links2: search and read every document of the
+    first ring; per item: search its title and find the condition's word (max/min: read the
+    matching items to their year); answer."""
+    calls = 1 + g.pages(spec.start)
+    if spec.scope == "links2":
+        calls += sum(1 + g.pages(d) for d in g.facts.mentioned(spec.start))
+    calls += 2 * len(spec.items)
+    if spec.operation in ("max", "min"):
+        calls += sum(g.pages(m) for m in spec.matching)
+    return calls + 1
+
+
+AGGREGATION = Aggregation()

@@ -1,0 +1,41 @@
+"""The parts of `min_calls` every family counts: pages read to a mention or a clue, and the
+documents a page names before the one a clue picks (each searched and checked: two calls)."""
+
+from __future__ import annotations
+
+from hopforge.synth.questions.graph import CorpusGraph
+from hopforge.synth.records import Spec, Step
+
+
+def clue_pages(g: CorpusGraph, step: Step) -> int:
+    """Pages of `step.doc` to read until its clue's evidence has been shown."""
+    if step.fact and step.fact.evidence:
+        return g.pages_to(step.doc, step.fact.evidence[:60])
+    return g.pages_to(step.doc, step.phrase)
+
+
+def longest_gap(g: CorpusGraph, spec: Spec) -> int:
+    """The most calls the min_calls plan spends between two gold documents: the documents a
+    page names before the one a clue picks are each searched and checked."""
+    gaps = [2 * names_before(g, s.via, s.doc) + 2 for s in spec.steps
+            if s.relation in ("link", "compare") and s.doc and s.via]
+    gaps += [2 * len(g.rivals[s.via]) for s in spec.steps if s.relation == "link" and not s.doc]
+    return max(gaps, default=0)
+
+
+def pages_to_mention(g: CorpusGraph, src: str, dst: str) -> int:
+    for m in g.mentions[src]:
+        if m.doc == dst:
+            return g.page_of(src, m.pos) + 1
+    return g.pages(src)
+
+
+def names_before(g: CorpusGraph, src: str, dst: str) -> int:
+    """How many documents `src`'s text names before it first names `dst`: each is searched
+    and checked (two calls) before the clue reaches `dst`."""
+    order = g.memo.setdefault("name_order", {})
+    if src not in order:
+        order[src] = list(dict.fromkeys(h.doc for h in g.names.find(g.docs[src].text,
+                                                                    exclude=src) if h.doc))
+    names = order[src]
+    return names.index(dst) if dst in names else len(names)

@@ -1,0 +1,96 @@
+"""Comparisons: two documents, each reached from a named start through a clue, that state one
+year for the same dated relation ("born", "released"); the answer is the one that did it
+earlier (later)."""
+
+from __future__ import annotations
+
+import math
+import random
+
+from hopforge.synth.questions.families.base import Draft, Families, Family, alias_forms
+from hopforge.synth.questions.families.calls import clue_pages, names_before, pages_to_mention
+from hopforge.synth.questions.graph import CorpusGraph
+from hopforge.synth.questions.wording import clue_text, q
+from hopforge.synth.records import Clue, Spec, Step
+
+
+class Comparison(Family):
+    name = "comparison"
+
+    def dated_pool(self, s: Families) -> dict[str, list[str]]:
+        """relation key -> documents that state one year for it and that a page names."""
+        if "dated" not in s.memo:
+            pool: dict[str, list[str]] = {}
+            for doc_id in s.g.order:
+                if doc_id not in s.usable or not s.inbound[doc_id]:
+                    continue
+                for key, years in s.book.dates.get(doc_id, {}).items():
+                    if len(set(years)) == 1:
+                        pool.setdefault(key, []).append(doc_id)
+            s.memo["dated"] = {k: v for k, v in sorted(pool.items()) if len(v) >= 2}
+        found: dict[str, list[str]] = s.memo["dated"]
+        return found
+
+    def sample(self, s: Families, seed: int) -> Draft | None:
+        pool = self.dated_pool(s)
+        if not pool:
+            return None
+        keys = list(pool)
+        key = s.rng.choices(keys, [math.sqrt(len(pool[k])) for k in keys])[0]
+        x, y = s.rng.sample(pool[key], 2)
+        yx, yy = s.book.dates[x][key][0], s.book.dates[y][key][0]
+        if yx == yy:
+            return None
+        sides: list[Step] = []
+        used: set[str] = {x, y}
+        alternatives: list[tuple[Clue, ...]] = []
+        for target, year in ((x, yx), (y, yy)):
+            starts = [a for a in s.inbound[target] if a not in used
+                      and not s.g.ambiguous(a)]
+            if not starts:
+                return None
+            a = s.rng.choice(starts)
+            used.add(a)
+            made = s.clue(target, s.g.rivals[a], [x, y, *used], avoid_key=key)
+            if made is None:
+                return None
+            sides += [Step(doc=a, relation="start"),
+                      s.step(target, "compare", a, made[0], value=str(year))]
+            alternatives += [(), made[1]]
+        shown = s.book.verb(x, key)
+        later = s.rng.random() < 0.4
+        win = max((x, yx), (y, yy), key=lambda t: t[1] * (1 if later else -1))[0]
+        condition = Clue(kind="date", key=key, shown=shown)
+        spec = Spec(family="comparison", start=sides[0].doc, steps=tuple(sides), target=win,
+                    operation="later" if later else "earlier", condition=condition)
+        calls = comparison_calls(s.g, spec)
+        if not s.fits(calls):
+            return None
+        s.take(sides)
+        return s.draft("comparison", spec, s.g.title(win), alias_forms(s.g, win, ""),
+                           win, calls, seed, alternatives)
+
+    def render(self, spec: Spec, graph: CorpusGraph, rng: random.Random) -> str:
+        a, x, b, y = spec.steps
+        verb = spec.condition.shown if spec.condition else "is dated"
+        which = "earlier" if spec.operation == "earlier" else "later"
+        frame = rng.choice((
+            ("Take the {n} that {A} mentions {p}, and the one that {B} mentions {r}. "
+             "Whose subject {v} {w}?"),
+            ("Of the {n} mentioned by {A} {p} and the {n} mentioned by {B} {r}, "
+             "whose subject {v} {w}?"),
+        ))
+        return frame.format(A=q(graph.title(a.doc)), B=q(graph.title(b.doc)), n=graph.noun,
+                            p=clue_text(x), r=clue_text(y), v=verb, w=which)
+
+
+def comparison_calls(g: CorpusGraph, spec: Spec) -> int:
+    """Per side: search the start, open it to the mention, search the title, open to the year."""
+    calls = 1
+    for start, side in zip(spec.steps[::2], spec.steps[1::2], strict=True):
+        calls += 1 + pages_to_mention(g, start.doc, side.doc)
+        calls += 1 + 2 * names_before(g, start.doc, side.doc) + clue_pages(g, side)
+    return calls
+
+
+COMPARISON = Comparison()

@@ -1,0 +1,59 @@
+"""The sets an aggregation enumerates, and its fallback condition: words some items contain."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+from hopforge.corpus.tokenize import ENGLISH_STOPWORDS
+from hopforge.synth.questions.families.base import fits_op
+from hopforge.synth.questions.graph import CorpusGraph
+
+
+def item_set(g: CorpusGraph, start: str, scope: str) -> tuple[dict[str, str], list[str]]:
+    """The documents an aggregation enumerates from `start`, each with the document that
+    names it: `links`, every document `start`'s text names; `links2`, every document those
+    name (not `start` itself nor its own names)."""
+    ring = sorted(g.facts.mentioned(start), key=lambda d: first_named(g, start, d))
+    if scope == "links":
+        return {d: start for d in ring}, ring
+    parents: dict[str, str] = {}
+    skip = {start, *ring}
+    for r in ring:
+        for d in sorted(g.facts.mentioned(r), key=lambda d: first_named(g, r, d)):
+            if d not in skip:
+                parents.setdefault(d, r)
+    return parents, list(parents)
+
+
+def first_named(g: CorpusGraph, src: str, dst: str) -> int:
+    """Where `src`'s text first names `dst`."""
+    for h in g.names.find(g.docs[src].text, exclude=src):
+        if h.doc == dst:
+            return h.start
+    return len(g.docs[src].text)
+
+
+def word_condition(g: CorpusGraph, items: list[str], rng: random.Random, *, op: str, empty: bool,
+             forbidden: Sequence[str]) -> tuple[str | None, list[str]]:
+    """A word that some of `items` contain as a word (none when `empty`), and those that do."""
+    counts: dict[str, int] = {}
+    for i in items:
+        for w in set(g.words(i)):
+            w = w.lower()
+            if len(w) >= 5 and w.isalpha() and w not in ENGLISH_STOPWORDS:
+                counts[w] = counts.get(w, 0) + 1
+    n = len(items)
+    pool = sorted(w for w, c in counts.items() if 0.1 * n <= c <= 0.6 * n or (op == "list"
+                  and 2 <= c <= 4))
+    if empty:
+        pool = sorted(w.lower() for w in g.words(rng.choice(g.order)) if len(w) >= 6
+                      and w.isalpha() and counts.get(w.lower(), 0) == 0
+                      and g.word_df.get(w.lower(), 0) >= 3)
+    pool = [w for w in pool if not any(w in f.lower() or f.lower() in w for f in forbidden)]
+    rng.shuffle(pool)
+    for w in pool[:20]:
+        matching = [i for i in items if g.contains(i, w)]
+        if fits_op(op, len(matching), n, empty):
+            return w, matching
+    return None, []

@@ -1,0 +1,61 @@
+"""Names a reader sees and whole-word matching: known answers on small texts."""
+
+from hopforge.corpus.matching import first_match, matches
+from hopforge.corpus.names import NameIndex
+from hopforge.corpus.records import Document
+from hopforge.corpus.tools import ToolBox
+
+
+def _doc(doc_id: str, title: str, text: str = "x", aliases: tuple[str, ...] = ()) -> Document:
+    return Document(doc_id=doc_id, title=title, text=text, source="t", aliases=aliases)
+
+
+def test_patterns_match_whole_words_with_plural_and_possessive() -> None:
+    assert matches("The rally was large.", "rally")
+    assert not matches("It is generally so.", "rally")
+    assert not matches("Indian food", "india") and matches("India's food", "india")
+    assert matches("two operating\n systems", "operating system")
+    assert matches("the hackers' code", "hacker") and matches("the hacker’s code", "hacker")
+    assert not matches("resting is interesting", "interesting rest")
+    assert matches("C++ and C", "C++") and first_match("x C++", "C++") == 2
+    assert not matches("anything", "") and first_match("nothing", "else") == -1
+
+
+def test_names_are_whole_words_capitalized_where_the_name_is_and_unambiguous() -> None:
+    docs = [_doc("euro", "Euro", "The euro is used in Estonia, France and Latvia."),
+            _doc("est", "Estonia"), _doc("fr", "France"), _doc("lv", "Latvia"),
+            _doc("rose", "Rose"), _doc("os", "operating system"),
+            _doc("h1", "Humanism"), _doc("h2", "Humanism"),
+            _doc("mov", "Hackers (the movie)"), _doc("hk", "hacker")]
+    index = NameIndex(docs, min_common_docs=100)
+    found = index.find("The euro is used in Estonia, France and Latvia.", exclude="euro")
+    assert [h.doc for h in found] == ["est", "fr", "lv"]
+    assert index.mentioned("Prices rose. Rose Byrne acted.") == ["rose"]  # the verb is no name
+    assert index.mentioned("two operating\n   systems") == ["os"]
+    assert index.find("Humanism spread.")[0].docs == ("h1", "h2")
+    assert index.mentioned("Humanism spread.") == []  # ambiguous: names neither
+    assert index.shared_title(docs[6]) and not index.shared_title(docs[1])
+    assert index.mentioned("Hackers liked it; hackers wrote code.") == ["mov", "hk"]
+    assert index.mentioned("/bit'ee boks/ in Latvia") == ["lv"]
+
+
+def test_common_names_are_marked() -> None:
+    docs = [_doc(f"d{i}", f"Doc {i}", "It holds data and a Rose. The princess left.")
+            for i in range(30)]
+    docs += [_doc("data", "data"), _doc("rose", "Rose"), _doc("pr", "Princess"),
+             _doc("p2", "Other", "Princess Ann came.")]
+    index = NameIndex(docs, common_share=0.5, min_common_docs=5, lower_docs=3)
+    assert {"data", "rose", "princess"} <= index.common
+    hit = index.find("Princess Ann came.")[0]
+    assert hit.doc == "pr" and hit.common
+
+
+def test_the_find_tool_matches_whole_words() -> None:
+    from hopforge.corpus.search import Searcher
+
+    docs = [_doc("a", "A text", "It is generally fine.\nA rally, then rallies."),
+            _doc("b", "B text", "nothing")]
+    tools = ToolBox(Searcher.from_documents(docs, dense=False))
+    found = tools.find("a", "rally").text
+    assert found.startswith("1 line(s) match") and "line 2" in found
+    assert tools.find("a", "rall").text.startswith("No match")

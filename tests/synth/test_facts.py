@@ -1,0 +1,91 @@
+"""Facts read without a model, clue tests, and a model's facts verified before use."""
+
+import asyncio
+from typing import Any
+
+import pytest
+from hopforge.corpus.names import NameIndex
+from hopforge.corpus.records import Document
+from hopforge.synth.questions.clues import FactBook, date_clues
+from hopforge.synth.questions.facts import extract, relation_key
+from hopforge.synth.questions.model_facts import FactsParseError, model_facts, parse_facts
+from hopforge.synth.records import Clue
+from hopforge.synth.teacher.openai_client import OpenAIChatModel
+
+from tests.helpers.openai_server import OpenAITestServer, Reply
+
+TEXT = ("Free Hand for a Tough Cop is a 1976 Italian film directed by Umberto Lenzi. "
+        "He was born on 6 August 1931 in Massa Marittima. The film earned 1,225,000 dollars. "
+        "The series ran for 29 seasons.")
+
+
+@pytest.fixture()
+def docs() -> list[Document]:
+    return [Document(doc_id="f", title="Free Hand for a Tough Cop", text=TEXT, source="t"),
+            Document(doc_id="u", title="Umberto Lenzi", text="An Italian director.", source="t"),
+            Document(doc_id="m", title="Massa Marittima", text="A town.", source="t")]
+
+
+def test_facts_of_a_paragraph(docs: list[Document]) -> None:
+    facts = extract(docs[0], NameIndex(docs))
+    by = {(f.kind, f.value): f for f in facts}
+    assert by[("entity", "Umberto Lenzi")].target == "u"
+    assert by[("entity", "Umberto Lenzi")].relation == "Italian film directed by"
+    assert by[("date", "6 August 1931")].relation == "He was born on"
+    assert ("number", "29 seasons") in by and ("number", "1,225,000 dollars") in by
+    for f in facts:
+        assert f.evidence in TEXT and f.value in f.evidence
+    assert relation_key("He was born on") == "born" and relation_key("but since") == ""
+
+
+def test_dates_blur_to_decades_and_bounds_and_picks_are_exact(docs: list[Document]) -> None:
+    book = FactBook(docs, NameIndex(docs))
+    fact = next(f for f in book.of("f", "date") if f.value == "6 August 1931")
+    clues = date_clues(fact, "born")
+    assert clues[0].shown == "whose subject was born in the 1930s"
+    assert (clues[0].low, clues[0].high) == (1930, 1939)
+    assert all("1931" not in c.shown for c in clues)
+    assert book.holds(clues[0], "f") and not book.holds(clues[0], "u")
+    assert book.picks(clues[0], "f", ["u", "m"])
+    later = Clue(kind="date", key="born", low=1940, high=None, shown="born after 1939")
+    assert not book.holds(later, "f")
+
+
+def test_a_models_facts_are_verified(docs: list[Document],
+                                     openai_server: OpenAITestServer) -> None:
+    names = NameIndex(docs)
+    reply = {"facts": [
+        {"kind": "entity", "relation": "directed by", "value": "Umberto Lenzi",
+         "evidence": "Free Hand for a Tough Cop is a 1976 Italian film directed by Umberto Lenzi."},
+        {"kind": "date", "relation": "was born on", "value": "1932",
+         "evidence": "He was born on 6 August 1931 in Massa Marittima."},
+        {"kind": "number", "relation": "ran for", "value": "29 seasons",
+         "evidence": "The series ran for twenty-nine seasons."},
+        {"kind": "entity", "relation": "in", "value": "Rome", "evidence": TEXT[:40]},
+    ]}
+    kept, rejected = parse_facts(__import__("json").dumps(reply), docs[0], names)
+    assert [(f.kind, f.target) for f in kept] == [("entity", "u")]
+    assert rejected == {"value_not_in_evidence": 1, "evidence_not_verbatim": 1,
+                        "target_not_one_document": 1}
+    with pytest.raises(FactsParseError):
+        parse_facts("The facts are: none.", docs[0], names)
+
+    seen: list[dict[str, Any]] = []
+
+    def handler(request: dict[str, Any]) -> Reply:
+        seen.append(request)
+        if 'Document "Free Hand' in request["messages"][-1]["content"]:
+            return Reply.json(reply)
+        return Reply.text("no JSON here")
+
+    openai_server.set_handler(handler)
+
+    async def go() -> Any:
+        async with OpenAIChatModel([openai_server.base_url], "test-model",
+                                   max_retries=0) as model:
+            return await model_facts(model, docs, names, concurrency=2)
+
+    found, bad = asyncio.run(go())
+    assert [f.value for f in found["f"]] == ["Umberto Lenzi"] and found["u"] == []
+    assert bad["parse_error"] == 2 and bad["evidence_not_verbatim"] == 1
+    assert seen[0]["response_format"]["json_schema"]["schema"]["required"] == ["facts"]
