@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
-from hopforge.synth.reward import NOT_FOUND as NOT_FOUND
+from hopforge.synth.reward import NOT_FOUND  # noqa: F401 - the constant lives with the reward
 
 QuestionKind = Literal["chain", "comparison", "intersection", "aggregation", "unanswerable"]
 QUESTION_KINDS: tuple[str, ...] = ("chain", "comparison", "intersection", "aggregation",
