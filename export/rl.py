@@ -126,3 +126,18 @@ def plain_record(task: Task) -> dict[str, Any]:
         "qid": q.qid,
         "metadata": task_metadata(task),
     }
+
+
+VERL_TOOL_CLASS = "hopforge.export.verl_tools.HopforgeTool"
+VERL_TOOL_CONFIG = "rl/verl/tool_config.yaml"  # under BUILD/export/
+
+
+def verl_tool_config(tools: Sequence[Mapping[str, Any]], url: str) -> dict[str, Any]:
+    """verl's `multi_turn.tool_config_path` file: one `HopforgeTool` per schema, served at `url`.
+
+    Each schema goes in whole under `config.schema` (verl's own `tool_schema` model would drop
+    `minLength`, `minimum`, `maximum` and `additionalProperties`).
+    """
+    return {"tools": [{"class_name": VERL_TOOL_CLASS,
+                       "config": {"type": "native", "url": url, "timeout_s": 60.0, "retries": 5,
+                                  "schema": dict(t)}} for t in tools]}
