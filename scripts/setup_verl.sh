@@ -13,6 +13,6 @@ want=$(cat "$0" pyproject.toml | sha256sum | cut -d' ' -f1)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then exit 0; fi
 [ -x .venv-verl/bin/python ] || "$PY" -m venv .venv-verl
 .venv-verl/bin/python -m pip install -q --upgrade pip
-.venv-verl/bin/python -m pip install -q "torch==2.13.0" "verl==${VERL_VERSION}"
+.venv-verl/bin/python -m pip install -q "torch==2.13.0" "verl==${VERL_VERSION}" cachetools uvicorn fastapi
 .venv-verl/bin/python -m pip install -q --no-deps -e .
 echo "$want" > "$stamp"
