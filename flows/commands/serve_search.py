@@ -32,8 +32,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help=f"port to listen on (default {DEFAULT_PORT}; 0 picks a free one)")
     p.add_argument("--mode", choices=("bm25", "dense", "hybrid"),
                    help="retrieval mode of the search tool (default: hybrid with vectors)")
-    p.add_argument("--threads", type=positive_int, default=DEFAULT_THREADS,
-                   help=f"worker threads that run searches (default {DEFAULT_THREADS})")
+    p.add_argument("--threads", type=int, default=None,
+                   help="worker threads that run requests; 0 runs them in the event loop's "
+                        f"thread (default: 0 for a BM25-only index, {DEFAULT_THREADS} with vectors)")
     p.add_argument("--max-pending", type=positive_int, default=DEFAULT_MAX_PENDING,
                    help="requests waiting or running at once before the service answers 503 "
                         f"(default {DEFAULT_MAX_PENDING})")

@@ -32,6 +32,7 @@ from hopforge.export.manifest import (
     read_build_toml,
     style_on_rows,
     summarize,
+    training_lengths,
 )
 from hopforge.export.messages import resolve_tools
 from hopforge.export.records import (
@@ -255,6 +256,7 @@ def export_build(build: BuildDir | str | Path, config: ExportConfig | None = Non
                     if filter_report.is_file() else [])
     stats["style_on_rows"] = style_on_rows(chosen.examples, fingerprints, StyleConfig())
     stats["untrained_windows"] = chosen.untrained_windows
+    stats["training"] = training_lengths(chosen.examples, config.tokenizer)
     provenance = {
         "config_hash": config_hash(build_toml, build_config),
         "corpus_fingerprint": fingerprint,
