@@ -60,18 +60,18 @@ def training_text(manifest: dict[str, Any]) -> str:
         + ("(an estimate: set `[export] tokenizer` to the student's tokenizer for exact counts)"
            if counted == "characters / 4" else "(its chat template, tools included)") + ":",
         "",
-        f"- `sft/trl`: median {trl.get('median', 'n/a')}, p90 {trl.get('p90', 'n/a')}, "
-        f"max {trl.get('max', 'n/a')}; rows that fit {_fits(training)}",
-        f"- `sft/hf`, `sft/openai`, `sharegpt` (multi-turn windows): max "
-        f"{(training.get('window_row_tokens') or {}).get('max', 'n/a')}",
+        (f"- `sft/trl`: median {trl.get('median', 'n/a')}, p90 {trl.get('p90', 'n/a')}, "
+         f"max {trl.get('max', 'n/a')}; rows that fit {_fits(training)}"),
+        ("- `sft/hf`, `sft/openai`, `sharegpt` (multi-turn windows): max "
+         f"{(training.get('window_row_tokens') or {}).get('max', 'n/a')}"),
         "",
-        "**TRL SFT** (`sft/trl`): `SFTConfig(max_length="
-        f"{trl_max}, completion_only_loss=True)` (the default for prompt-completion rows) keeps "
-        "every row and trains exactly each row's completion, its one trained turn; a smaller "
-        "`max_length` cuts rows from the right, so their completion is lost. Leave "
-        "`assistant_only_loss` off: with it TRL would train every assistant message of a "
-        "multi-turn row. TRL does not read `sft/hf`'s per-message `weight`: use `sft/trl` with "
-        f"TRL, and `sft/hf` (max_length {window_max}) with trainers that honour `weight`.",
+        ("**TRL SFT** (`sft/trl`): `SFTConfig(max_length="
+         f"{trl_max}, completion_only_loss=True)` (the default for prompt-completion rows) keeps "
+         "every row and trains exactly each row's completion, its one trained turn; a smaller "
+         "`max_length` cuts rows from the right, so their completion is lost. Leave "
+         "`assistant_only_loss` off: with it TRL would train every assistant message of a "
+         "multi-turn row. TRL does not read `sft/hf`'s per-message `weight`: use `sft/trl` with "
+         f"TRL, and `sft/hf` (max_length {window_max}) with trainers that honour `weight`."),
         "",
         GRPO_TEXT,
         VERL_TEXT,
