@@ -13,6 +13,7 @@ demo: setup
 	$(VENV)/hopforge demo --out builds/demo
 
 test: setup
+	@bash scripts/setup_verl.sh
 	$(VENV)/python -m pytest -q
 
 bench: setup

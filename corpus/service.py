@@ -12,22 +12,21 @@
   server shape, `{"result": [[{"document": {"id", "contents"}, "score"}, ...], ...]}` with
   contents `"Title"\\npassage text`.
 
-BM25 searches run in the request's thread; searches that embed their queries (dense, hybrid)
-are gathered into `search_batch` calls by one worker thread, so that concurrent requests share
-one embedding batch. The client is `RemoteSearcher`
+- `GET /metrics`: Prometheus metrics (corpus/http_app.py).
+
+This module is what the routes do; corpus/http_app.py serves it with Starlette on uvicorn, with
+a bounded queue (503 when full). BM25 searches run in the request's worker thread; searches that
+embed their queries (dense, hybrid) are gathered into `search_batch` calls by one batcher
+thread, so that concurrent requests share one embedding batch. The client is `RemoteSearcher`
 (corpus/remote.py).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import queue
 import threading
-from collections.abc import Callable
 from concurrent.futures import Future
-from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, cast
 
 from hopforge.corpus.errors import HopforgeError
@@ -199,79 +198,3 @@ def _int(value: Any, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise HopforgeError(f'"{name}" must be an integer of 1 or more, got {value!r}')
     return value
-
-
-def _handler(service: SearchService) -> type[BaseHTTPRequestHandler]:
-    posts: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
-        "/search": service.search, "/documents": service.documents,
-        "/titles": service.titles, "/retrieve": service.retrieve,
-    }
-    gets: dict[str, Callable[[], dict[str, Any]]] = {"/health": service.health,
-                                                     "/doc_ids": service.doc_ids}
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"  # keep-alive: clients reuse their connections
-        disable_nagle_algorithm = True  # a reply is two writes: do not wait for an ACK between
-
-        def log_message(self, format: str, *args: Any) -> None:
-            log.debug("%s " + format, self.address_string(), *args)
-
-        def _send(self, status: int, payload: dict[str, Any]) -> None:
-            body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def do_GET(self) -> None:
-            route = gets.get(self.path.split("?")[0])
-            if route is None:
-                self._send(HTTPStatus.NOT_FOUND, {"error": f"no route GET {self.path}"})
-                return
-            self._send(HTTPStatus.OK, route())
-
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            if length > MAX_BODY:
-                self._send(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, {"error": "request too large"})
-                return
-            raw = self.rfile.read(length)
-            path = self.path.split("?")[0]
-            try:
-                body = json.loads(raw or b"{}")
-                if not isinstance(body, dict):
-                    raise HopforgeError("the request body must be a JSON object")
-                if path.startswith("/tools/"):
-                    payload = service.tool(path.removeprefix("/tools/"), body)
-                elif path in posts:
-                    payload = posts[path](body)
-                else:
-                    self._send(HTTPStatus.NOT_FOUND, {"error": f"no route POST {path}"})
-                    return
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                self._send(HTTPStatus.BAD_REQUEST, {"error": f"the body is not JSON: {exc}"})
-                return
-            except HopforgeError as exc:
-                self._send(HTTPStatus.BAD_REQUEST, {"error": str(exc)})
-                return
-            except Exception as exc:
-                log.exception("POST %s failed", path)
-                self._send(HTTPStatus.INTERNAL_SERVER_ERROR,
-                           {"error": f"{type(exc).__name__}: {exc} (see the service's log)"})
-                return
-            self._send(HTTPStatus.OK, payload)
-
-    return Handler
-
-
-def make_server(service: SearchService, host: str = "127.0.0.1",
-                port: int = DEFAULT_PORT) -> ThreadingHTTPServer:
-    """An HTTP server for `service` bound to host:port (port 0 picks a free one)."""
-    try:
-        server = ThreadingHTTPServer((host, port), _handler(service))
-    except OSError as exc:
-        raise HopforgeError(f"cannot listen on {host}:{port} ({exc.strerror}): choose another "
-                            "--port, or stop the process that holds it") from exc
-    server.daemon_threads = True
-    return server

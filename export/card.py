@@ -11,6 +11,7 @@ from typing import Any
 
 from hopforge.corpus.layout import BuildDir
 from hopforge.corpus.parts import atomic_write_bytes
+from hopforge.export.card_training import training_text
 from hopforge.export.records import Distributions
 
 LICENCE_KEYS = ("licence", "license", "licenses", "licences")
@@ -165,7 +166,10 @@ KINDS_TEXT = """\
 - `sft_trl`: TRL prompt-completion rows: one per trained assistant message, the window before it
   as `prompt` (untrained turns are context only).
 - `rl_verl`: verl RLHFDataset columns (`data_source`, `prompt`, `ability`, `reward_model`,
-  `extra_info`); `rl_plain`: `{prompt, answer, aliases}`.
+  `extra_info`), Parquet, with `tool_config.yaml` for verl's tool agent loop; `rl_plain`:
+  `{prompt, answer, aliases, answer_type}`. Their prompt is the SFT rows' (schemas left to the
+  chat template); `metadata.teacher_pass_rate` is the share of the teacher's trajectories the
+  reward grades right, `mean_reward` their mean point-wise score.
 - `preference`: TRL `{prompt, chosen, rejected}` conversations from the pair-wise stage.
 - `sharegpt`: LLaMA-Factory ShareGPT (`conversations`, `system`, `tools`) with `dataset_info.json`:
   one row per trained turn, ending on it; train with `mask_history: true`.
@@ -184,11 +188,12 @@ from datasets import load_dataset
 sft = load_dataset("json", data_dir="sft/trl")  # TRL SFTTrainer: prompt + completion + tools
 dpo = load_dataset("json", data_dir="preference")  # TRL DPOTrainer
 rl = load_dataset("json", data_dir="rl/plain")  # TRL GRPOTrainer: prompt + answer columns
+verl = load_dataset("parquet", data_dir="rl/verl")  # verl's rows
 ```
 
 - OpenAI fine-tuning: upload `sft/openai/train/*.jsonl` as they are.
-- verl: `data.train_files=rl/verl/train/...` and `data.val_files=rl/verl/validation/...`
-  (export with `--parquet` for verl versions that read Parquet only).
+- verl: `data.train_files` / `data.val_files` = the shards of `rl/verl/train` / `validation` (Parquet,
+  whatever `--parquet` says), tools from `rl/verl/tool_config.yaml` (see Training).
 - LLaMA-Factory: `dataset_dir: sharegpt`, `dataset: NAME_train` (see `sharegpt/dataset_info.json`),
   `mask_history: true`.
 """
@@ -242,6 +247,7 @@ def render_card(
     )
     lines += ["", "## Contents", "", _table(rows, ["kind", "train", "validation"]), "", KINDS_TEXT]
     lines += ["## Loading", "", LOADING_TEXT]
+    lines += ["## Training", "", training_text(manifest)]
     lines += ["## Statistics", "", *_stats_lines(manifest), ""]
     if plots:
         lines += (

@@ -139,6 +139,33 @@ def window_stats(examples: Sequence[Example]) -> dict[str, Any]:
     }
 
 
+FIT_LENGTHS = (2048, 4096, 8192, 16384, 32768)
+LENGTH_STEP = 256  # the recommended max_length is the longest row rounded up to this
+
+
+def _round_up(tokens: int) -> int:
+    return -(-tokens // LENGTH_STEP) * LENGTH_STEP
+
+
+def training_lengths(examples: Sequence[Example], tokenizer: str) -> dict[str, Any]:
+    """Row lengths in tokens and the trainer settings that keep every row.
+
+    `sft/trl` rows are the one-turn windows, `sft/hf` / `sft/openai` / `sharegpt` rows the
+    multi-turn windows; counts come from `[export] tokenizer` (its chat template, tools
+    included) or, without one, characters / 4.
+    """
+    turn = [w.tokens for e in examples for w in e.turn_windows]
+    multi = [w.tokens for e in examples for w in e.windows]
+    return {
+        "tokens_counted_with": tokenizer or "characters / 4",
+        "trl_row_tokens": _quantiles(turn),
+        "trl_max_length": _round_up(max(turn)) if turn else None,
+        "trl_rows_within": {str(n): sum(t <= n for t in turn) for n in FIT_LENGTHS},
+        "window_row_tokens": _quantiles(multi),
+        "window_max_length": _round_up(max(multi)) if multi else None,
+    }
+
+
 def style_on_rows(examples: Sequence[Example], fingerprints: Sequence[dict[str, Any]],
                   style: StyleConfig) -> list[dict[str, Any]]:
     """Per fingerprint: its share of trajectories before filtering (from the filter report) and

@@ -233,7 +233,9 @@ PROMPT = {
     "items": obj({"role": {"enum": ["system", "user"]}, "content": STR}),
     "minItems": 1,
 }
-GROUND_TRUTH = obj({"target": {"type": "array", "items": STR, "minItems": 1}})
+ANSWER_TYPE = {"enum": ["", "title", "year", "count", "list", "not_found"]}
+GROUND_TRUTH = obj({"target": {"type": "array", "items": STR, "minItems": 1},
+                    "answer_type": ANSWER_TYPE})
 
 
 def verl_schema(tool_names: Sequence[str]) -> dict[str, Any]:
@@ -278,6 +280,7 @@ def plain_rl_schema() -> dict[str, Any]:
             "prompt": PROMPT,
             "answer": STR,
             "aliases": STR_LIST,
+            "answer_type": ANSWER_TYPE,
             "qid": STR,
             "metadata": QUESTION_METADATA,
         }

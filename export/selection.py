@@ -183,6 +183,7 @@ def select(
                 scores=scores,
                 system_prompt=_system_prompt(trajs, fallback),
                 n_trajectories=len(trajs),
+                final_answers=tuple(t.final_answer for t in trajs),
             )
         )
 

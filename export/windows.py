@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,7 +99,7 @@ def tokenizer_counter(tokenizer: Any) -> Counter:
             ids = tokenizer.apply_chat_template(
                 list(messages), tools=list(tools) or None, tokenize=True
             )
-            return len(ids["input_ids"] if isinstance(ids, dict) else ids)
+            return len(ids["input_ids"] if isinstance(ids, Mapping) else ids)  # BatchEncoding
         text = char_text(messages, tools)
         return len(tokenizer(text, add_special_tokens=False)["input_ids"])
 

@@ -3,6 +3,8 @@
 `normalize_answer` (hopforge.synth.answers, shared with the question checks so that both judge an
 answer alike) lowercases, removes punctuation, drops the articles a / an / the and collapses
 whitespace. A prediction is scored against the gold answer and every alias; the best match counts.
+`grade_answer` is the reward of a final answer (hopforge.synth.reward.grade: lists as sets,
+"not found" only on unanswerable questions), the same function verl and TRL's GRPO call.
 """
 
 from __future__ import annotations
@@ -10,9 +12,26 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from hopforge.synth.answers import normalize_answer
+from hopforge.synth.answers import list_items, normalize_answer
+from hopforge.synth.records import NOT_FOUND, Question
+from hopforge.synth.reward import grade
 
-__all__ = ["exact_match", "gold_answers", "mentions_answer", "normalize_answer", "token_f1"]
+__all__ = ["answer_type", "exact_match", "gold_answers", "grade_answer", "list_items",
+           "mentions_answer", "normalize_answer", "token_f1", "unanswerable"]
+
+
+def unanswerable(question: Question) -> bool:
+    """True when the right answer is a justified "not found"."""
+    spec = question.spec
+    return (question.kind == "unanswerable" or bool(spec and spec.unanswerable)
+            or normalize_answer(question.answer) == normalize_answer(NOT_FOUND))
+
+
+def answer_type(question: Question) -> str:
+    """How the reward compares answers: "not_found", the spec's type, or "" (unknown)."""
+    if unanswerable(question):
+        return "not_found"
+    return question.spec.answer_type if question.spec is not None else ""
 
 
 def gold_answers(answer: str, aliases: Iterable[str] = ()) -> tuple[str, ...]:
@@ -58,3 +77,9 @@ def mentions_answer(text: str, golds: Sequence[str]) -> bool:
     """True when any normalized gold answer occurs as a whole-token span of the normalized text."""
     hay = f" {normalize_answer(text)} "
     return any(f" {g} " in hay for g in (normalize_answer(x) for x in golds) if g)
+
+
+def grade_answer(prediction: str, question: Question) -> float:
+    """The answer reward of `prediction` for `question` (1.0 or 0.0), as the RL rows grade it."""
+    golds = gold_answers(question.answer, question.answer_aliases)
+    return grade(prediction, golds, answer_type(question))

@@ -30,17 +30,16 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from hopforge.filters.answers import exact_match, gold_answers, normalize_answer
+from hopforge.filters.answers import grade_answer, list_items, normalize_answer, unanswerable
 from hopforge.synth.annotate import call_intent, normalize_call
 from hopforge.synth.evaluation.stops import HANDOFFS, shown_docs, task_docs
 from hopforge.synth.evaluation.tasks import task_min_calls, tracked_docs
-from hopforge.synth.records import NOT_FOUND, Question, Trajectory, Turn
+from hopforge.synth.records import Question, Trajectory, Turn
 
 ONSET_KINDS: tuple[str, ...] = ("schema_error", "bad_arguments", "repeat",
                                 "forgotten_constraint", "ignored_fault")
 END_OF_DOCUMENT = "(end of document)"  # the footer of a last page in `open`
 RECOVERY_WINDOW = 3  # calls after a fault in which a new task document counts as another path
-_SPLIT = re.compile(r"\s*(?:,|;|\band\b)\s*")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -75,39 +74,21 @@ def _clean(turn: Turn) -> bool:
             and turn.fault is None)
 
 
-def _parts(answer: str) -> set[str]:
-    return {normalize_answer(p) for p in _SPLIT.split(answer) if normalize_answer(p)}
-
-
-def unanswerable(question: Question) -> bool:
-    """True when the right answer is a justified "not found"."""
-    spec = question.spec
-    return (question.kind == "unanswerable" or bool(spec and spec.unanswerable)
-            or normalize_answer(question.answer) == normalize_answer(NOT_FOUND))
-
-
 def is_success(trajectory: Trajectory, question: Question) -> bool:
-    """Final success (see the module docstring)."""
+    """Final success (see the module docstring): `grade_answer`, and a justified stop."""
     if trajectory.termination in HANDOFFS or not trajectory.final_answer:
         return False
-    golds = gold_answers(question.answer, question.answer_aliases)
-    answer = trajectory.final_answer
+    if not grade_answer(trajectory.final_answer, question):
+        return False
     if unanswerable(question):
         valid = [t.call for t in trajectory.turns if t.call is not None and t.args_valid
                  and t.call.name != "answer"]
-        if not exact_match(answer, golds):
-            return False
         items = set(question.spec.items) if question.spec is not None else set()
         if items:  # min_calls counts a search per item; a solver may open what it was shown
             read = {str(c.arguments.get("doc_id", "")) for c in valid if c.name in ("open", "find")}
             return items <= read
         return len(valid) >= max(1, task_min_calls(question) - 1)
-    if exact_match(answer, golds):
-        return True
-    spec = question.spec
-    if spec is not None and spec.answer_type == "list":
-        return any(_parts(answer) == _parts(g) for g in golds)
-    return False
+    return True
 
 
 def _repeats(turns: Sequence[Turn]) -> list[int]:
@@ -193,8 +174,7 @@ def _checks(turns: Sequence[Turn], question: Question) -> tuple[dict[str, int], 
 def _contradicts(answer: str, question: Question, checked: dict[str, int],
                  titles: dict[str, str]) -> bool:
     """True when a final answer contradicts what clean results showed."""
-    golds = gold_answers(question.answer, question.answer_aliases)
-    if not answer or exact_match(answer, golds):
+    if not answer or grade_answer(answer, question):
         return False
     spec = question.spec
     if spec is not None and spec.items:
@@ -208,7 +188,7 @@ def _contradicts(answer: str, question: Question, checked: dict[str, int],
             n = int(digits.group())
             return n < len(seen_match) or n > len(spec.items) - len(seen_other)
         if spec.operation == "list":
-            parts = _parts(answer)
+            parts = list_items(answer)
             return (any(normalize_answer(titles.get(d, d)) not in parts for d in seen_match)
                     or any(normalize_answer(titles.get(d, d)) in parts for d in seen_other))
         return False

@@ -11,7 +11,7 @@ from dataclasses import dataclass, fields
 from typing import Literal
 
 from hopforge.corpus.errors import HopforgeError
-from hopforge.filters.answers import exact_match, gold_answers, mentions_answer, token_f1
+from hopforge.filters.answers import gold_answers, grade_answer, mentions_answer, token_f1
 from hopforge.filters.records import Score
 from hopforge.synth.records import Question, Trajectory, Turn
 
@@ -228,7 +228,7 @@ def score_trajectory(
 ) -> Score:
     """Every point-wise component of one trajectory, and their weighted total."""
     golds = gold_answers(question.answer, question.answer_aliases)
-    em = exact_match(traj.final_answer, golds)
+    em = grade_answer(traj.final_answer, question)  # the RL reward: lists as sets, "not found"
     f1 = token_f1(traj.final_answer, golds)
     corr = correctness(em, f1, judge, config)
     gold = set(gold_docs(question))

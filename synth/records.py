@@ -9,10 +9,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
+from hopforge.synth.reward import NOT_FOUND  # noqa: F401 - the constant lives with the reward
+
 QuestionKind = Literal["chain", "comparison", "intersection", "aggregation", "unanswerable"]
 QUESTION_KINDS: tuple[str, ...] = ("chain", "comparison", "intersection", "aggregation",
                                    "unanswerable")
-NOT_FOUND = "not found"  # the answer of an unanswerable question: a justified stop
 ANSWER_TYPES: tuple[str, ...] = ("title", "year", "count", "list", "not_found")
 Termination = Literal["answer", "max_turns", "repetition", "no_progress", "context_limit", "error"]
 TERMINATIONS: tuple[str, ...] = (

@@ -5,17 +5,22 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from hopforge.flows.config.teacher import positive_int
+
 DESCRIPTION = """\
 Load the index of BUILD once and serve the agent's tools over HTTP, so that the trajectories
 stages of many workers share one index per node (`[tools] url = "http://HOST:PORT"` in the build
 file, or `hopforge trajectories BUILD --tools-url URL`). Routes: GET /health, POST /search,
-POST /tools/{search,open,find,answer}, POST /documents, and Search-R1's POST /retrieve
-{"queries": [...], "topk": k, "return_scores": true}. Listens on 127.0.0.1 unless --host says
+POST /tools/{search,open,find,answer}, POST /documents, Search-R1's POST /retrieve
+{"queries": [...], "topk": k, "return_scores": true}, and GET /metrics (Prometheus). Runs on
+uvicorn; at most --max-pending requests wait or run at once, and more are answered 503 with
+Retry-After. Ctrl-C or SIGTERM stops it after the requests in flight. Listens on 127.0.0.1 unless --host says
 otherwise (--host 0.0.0.0 opens it to the network: the service has no authentication)."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add this module's subcommands to the `hopforge` parser."""
+    from hopforge.corpus.http_app import DEFAULT_MAX_PENDING, DEFAULT_THREADS
     from hopforge.corpus.service import DEFAULT_PORT
 
     p = sub.add_parser("serve-search", help="serve a build's search tools over HTTP",
@@ -27,24 +32,32 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help=f"port to listen on (default {DEFAULT_PORT}; 0 picks a free one)")
     p.add_argument("--mode", choices=("bm25", "dense", "hybrid"),
                    help="retrieval mode of the search tool (default: hybrid with vectors)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="worker threads that run requests; 0 runs them in the event loop's "
+                        f"thread (default: 0 for a BM25-only index, {DEFAULT_THREADS} with vectors)")
+    p.add_argument("--max-pending", type=positive_int, default=DEFAULT_MAX_PENDING,
+                   help="requests waiting or running at once before the service answers 503 "
+                        f"(default {DEFAULT_MAX_PENDING})")
     p.set_defaults(func=run_serve_search)
 
 
 def run_serve_search(args: argparse.Namespace) -> int:
     """`hopforge serve-search BUILD --host H --port P`: serve until interrupted."""
+    from hopforge.corpus.http_app import make_app, serve
     from hopforge.corpus.layout import BuildDir
     from hopforge.corpus.search import open_searcher
-    from hopforge.corpus.service import SearchService, make_server
+    from hopforge.corpus.service import SearchService
 
     searcher = open_searcher(BuildDir.at(args.build))
     service = SearchService(searcher, mode=args.mode or "")
-    server = make_server(service, args.host, args.port)
-    host, port = server.server_address[:2]
-    print(f"serving {args.build} ({len(searcher.passages)} passages, mode {service.mode}) on "
-          f"http://{host}:{port}", flush=True)
+    app = make_app(service, threads=args.threads, max_pending=args.max_pending)
+
+    def ready(url: str) -> None:
+        print(f"serving {args.build} ({len(searcher.passages)} passages, mode {service.mode}) on "
+              f"{url}", flush=True)
+
     try:
-        server.serve_forever()
+        serve(app, args.host, args.port, ready)
     finally:
-        server.server_close()
         service.close()
     return 0

@@ -19,6 +19,7 @@ from typing import Any
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.layout import BuildDir
 from hopforge.corpus.parts import atomic_write_text, done_parts, read_parts, write_json
+from hopforge.corpus.service import DEFAULT_PORT
 from hopforge.corpus.tools import DEFAULT_K, MAX_K, PAGE_CHARS, SEARCH_MODE
 from hopforge.export.card import corpus_licences, plot_distributions, render_card
 from hopforge.export.decontam import load_eval_sets
@@ -31,6 +32,7 @@ from hopforge.export.manifest import (
     read_build_toml,
     style_on_rows,
     summarize,
+    training_lengths,
 )
 from hopforge.export.messages import resolve_tools
 from hopforge.export.records import (
@@ -42,6 +44,7 @@ from hopforge.export.records import (
     Rejected,
     ShardInfo,
 )
+from hopforge.export.rl import VERL_TOOL_CONFIG, verl_tool_config
 from hopforge.export.schemas import RecordValidator, schemas_for
 from hopforge.export.selection import BuildInputs, rows, select
 from hopforge.export.shards import ShardWriter, shard_suffix
@@ -82,6 +85,23 @@ def tool_settings(fingerprint: str | None) -> dict[str, Any]:
     """
     return {"page_chars": PAGE_CHARS, "default_k": DEFAULT_K, "max_k": MAX_K,
             "mode": SEARCH_MODE, "corpus_fingerprint": fingerprint or ""}
+
+
+def write_verl_tool_config(staging: Path, tools: Sequence[dict[str, Any]],
+                           build_config: dict[str, Any]) -> None:
+    """BUILD/export/rl/verl/tool_config.yaml: the tools for verl's tool agent loop, calling the
+    search service of build.toml's `[tools] url` (default: serve-search on this machine)."""
+    import yaml
+
+    section = build_config.get("tools")
+    url = (section.get("url") if isinstance(section, dict) else "") or (
+        f"http://127.0.0.1:{DEFAULT_PORT}")
+    head = ("# verl: actor_rollout_ref.rollout.multi_turn.tool_config_path=THIS FILE\n"
+            "# The tools call `hopforge serve-search BUILD` at `url` (or $HOPFORGE_SEARCH_URL);\n"
+            "# verl's environment needs `pip install --no-deps hopforge` for the tool class.\n")
+    body = yaml.safe_dump(verl_tool_config(tools, url), sort_keys=False, allow_unicode=True,
+                          width=100)
+    atomic_write_text(staging / VERL_TOOL_CONFIG, head + body)
 
 
 def window_settings(build_config: dict[str, Any], config: ExportConfig) -> WindowSettings:
@@ -156,8 +176,8 @@ def write_kind(
             schema=schema,
             max_records=config.shard_records,
             max_bytes=config.shard_bytes,
-            parquet=config.parquet,
-            zstd=config.zstd,
+            parquet=config.parquet or kind == "rl/verl",  # verl reads Parquet (and .json)
+            zstd=config.zstd and kind != "rl/verl",
         )
         for split in SPLITS
     }
@@ -219,6 +239,8 @@ def export_build(build: BuildDir | str | Path, config: ExportConfig | None = Non
         rejected += failed
         write_json(staging / "schemas" / f"{kind.replace('/', '_')}.schema.json", schemas[kind])
     write_json(staging / "tools.json", tools)
+    if "rl/verl" in config.kinds:
+        write_verl_tool_config(staging, tools, build_config)
     if "sharegpt" in config.kinds:
         present = sorted({s.split for s in shards if s.kind == "sharegpt"}, key=SPLITS.index)
         info = dataset_info(config.dataset_name, present)
@@ -234,6 +256,7 @@ def export_build(build: BuildDir | str | Path, config: ExportConfig | None = Non
                     if filter_report.is_file() else [])
     stats["style_on_rows"] = style_on_rows(chosen.examples, fingerprints, StyleConfig())
     stats["untrained_windows"] = chosen.untrained_windows
+    stats["training"] = training_lengths(chosen.examples, config.tokenizer)
     provenance = {
         "config_hash": config_hash(build_toml, build_config),
         "corpus_fingerprint": fingerprint,

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 from hopforge.corpus.errors import HopforgeError
+from hopforge.corpus.http_app import ServiceServer, make_app
 from hopforge.corpus.remote import RemoteSearcher
 from hopforge.corpus.search import Searcher
-from hopforge.corpus.service import SearchService, make_server
+from hopforge.corpus.service import SearchService
 from hopforge.corpus.tools import ToolBox
 from hopforge.synth.records import Question
 from hopforge.synth.trajectories.scripted import ScriptedConfig, ScriptedTeacher
@@ -26,13 +26,9 @@ QUERIES = ["volcano in the north", "who founded the harbour town", "river", "zzz
 def served(agent_searcher: Searcher) -> Iterator[str]:
     """The URL of a search service over the tiny corpus, on a free loopback port."""
     service = SearchService(agent_searcher)
-    server = make_server(service, "127.0.0.1", 0)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    host, port = server.server_address[:2]
-    yield f"http://{host}:{port}"
-    server.shutdown()
-    server.server_close()
+    server = ServiceServer(make_app(service)).start()
+    yield server.url
+    server.stop()
     service.close()
 
 
@@ -137,3 +133,84 @@ def test_build_file_tools_url_and_the_command(served: str, tmp_path: Any) -> Non
         parse_config({**doc, "tools": {"url": "search-host:8900"}}, base_dir=tmp_path, env={})
     args = build_parser().parse_args(["serve-search", "builds/x"])
     assert (args.host, args.port) == ("127.0.0.1", 8900)
+
+
+def test_health_and_metrics_count_what_was_served(agent_searcher: Searcher) -> None:
+    service = SearchService(agent_searcher)
+    server = ServiceServer(make_app(service, max_pending=8)).start()
+    try:
+        health = httpx.get(f"{server.url}/health").json()
+        assert health["ok"] and health["pending"] == 0 and health["max_pending"] == 8
+        for _ in range(3):
+            assert httpx.post(f"{server.url}/search", json={"queries": QUERIES}).status_code == 200
+        assert httpx.post(f"{server.url}/tools/search", json={"query": "river"}).status_code == 200
+        assert httpx.post(f"{server.url}/search", json={"queries": 3}).status_code == 400
+        text = httpx.get(f"{server.url}/metrics").text
+        assert 'hopforge_search_requests_total{route="search",status="200"} 3.0' in text
+        assert 'hopforge_search_requests_total{route="search",status="400"} 1.0' in text
+        assert 'hopforge_search_requests_total{route="tools/search",status="200"} 1.0' in text
+        assert f"hopforge_search_queries_total {3 * len(QUERIES) + 1 + 0.0}" in text
+        assert 'hopforge_search_request_seconds_count{route="search"} 4.0' in text
+        assert "hopforge_search_overloaded_total 0.0" in text
+    finally:
+        server.stop()
+        service.close()
+
+
+def test_a_full_queue_answers_503_with_retry_after(agent_searcher: Searcher) -> None:
+    """Two requests in hand at most: of 12 sent at once, the rest are refused, none lost."""
+    service = SearchService(agent_searcher)
+    server = ServiceServer(make_app(service, threads=1, max_pending=2)).start()
+    heavy = {"queries": QUERIES * 400, "k": 10, "mode": "bm25"}  # 2,000 queries: ~0.1 s or more
+
+    async def burst() -> list[httpx.Response]:
+        async with httpx.AsyncClient(base_url=server.url, timeout=60) as client:
+            return await asyncio.gather(*(client.post("/search", json=heavy) for _ in range(12)))
+
+    try:
+        answers = asyncio.run(burst())
+        codes = [r.status_code for r in answers]
+        refused = [r for r in answers if r.status_code == 503]
+        assert set(codes) == {200, 503} and codes.count(200) >= 2, codes
+        for r in refused:
+            assert r.headers["Retry-After"] == "1"
+            assert "max_pending=2" in r.json()["error"] and "replica" in r.json()["error"]
+        for r in answers:
+            if r.status_code == 200:
+                assert len(r.json()["hits"]) == len(heavy["queries"])
+        text = httpx.get(f"{server.url}/metrics").text
+        assert f"hopforge_search_overloaded_total {float(len(refused))}" in text
+        assert httpx.get(f"{server.url}/health").json()["pending"] == 0
+    finally:
+        server.stop()
+        service.close()
+
+
+def test_serve_search_command_serves_and_stops_on_sigterm(tiny_corpus_path: Any,
+                                                          tmp_path: Any) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    hopforge = [sys.executable, "-m", "hopforge.flows.commands.cli"]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    build = tmp_path / "b"
+    for argv in (["ingest", str(tiny_corpus_path), "--out", str(build)],
+                 ["index", str(build), "--no-dense"]):
+        subprocess.run([*hopforge, *argv], check=True, env=env, capture_output=True, timeout=300)
+    with subprocess.Popen([*hopforge, "serve-search", str(build), "--port", "0"], env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        try:
+            line = proc.stdout.readline()  # type: ignore[union-attr]
+            assert line.startswith("serving "), line
+            url = line.rsplit(" on ", 1)[1].strip()
+            hits = httpx.post(f"{url}/tools/search", json={"query": "river", "k": 2}).json()
+            assert hits["ok"] and hits["doc_ids"]
+            proc.send_signal(signal.SIGTERM)
+            # uvicorn shuts down gracefully, then re-raises the signal: the status tells it
+            assert proc.wait(timeout=30) == -signal.SIGTERM
+            assert "Traceback" not in proc.stderr.read()  # type: ignore[union-attr]
+        finally:
+            if proc.poll() is None:
+                proc.kill()

@@ -305,7 +305,14 @@ def test_questions_without_trajectories_still_give_rl_rows(tmp_path: Path) -> No
         part.unlink()
     result = export_build(build, ExportConfig(formats=("rl", "sft")))
     assert result.counts["sft/hf"] == {} and sum(result.counts["rl/verl"].values()) == 5
-    row = next(read_shard(build.export / "rl/verl/train/part-00000.jsonl"))
-    assert (
-        row["prompt"][0]["role"] == "system" and '"name": "answer"' in row["prompt"][0]["content"]
-    )
+    row = next(read_shard(build.export / "rl/verl/train/part-00000.parquet"))
+    # the SFT rows' system prompt: the schemas come once, from the tool config's tools
+    assert row["prompt"][0]["role"] == "system" and row["prompt"][0]["content"]
+    assert '"name": "answer"' not in row["prompt"][0]["content"]
+    import yaml
+
+    config = yaml.safe_load((build.export / "rl/verl/tool_config.yaml").read_text())
+    tools = json.loads((build.export / "tools.json").read_text())
+    assert [t["config"]["schema"] for t in config["tools"]] == tools
+    assert {t["class_name"] for t in config["tools"]} == {"hopforge.export.verl_tools.HopforgeTool"}
+    assert config["tools"][0]["config"]["url"] == "http://127.0.0.1:8900"

@@ -17,7 +17,14 @@ from hopforge.export.messages import (
 )
 from hopforge.export.preference import preference_record
 from hopforge.export.records import Example
-from hopforge.export.rl import Task, compute_score, extract_answer, plain_record, verl_record
+from hopforge.export.rl import (
+    Task,
+    compute_score,
+    extract_answer,
+    grpo_reward,
+    plain_record,
+    verl_record,
+)
 from hopforge.export.schemas import RecordValidator, schemas_for
 from hopforge.export.selection import with_windows
 from hopforge.export.sft import sft_records
@@ -170,7 +177,8 @@ def test_rl_rows_follow_verl_and_plain_layouts(example: Example) -> None:
         chain="c1",
         system_prompt=SYSTEM,
         scores=(example.score,),
-        n_trajectories=1,
+        n_trajectories=2,
+        final_answers=(example.trajectory.final_answer, "somewhere else"),
     )  # type: ignore[arg-type]
     settings = {
         "page_chars": 1200,
@@ -191,14 +199,17 @@ def test_rl_rows_follow_verl_and_plain_layouts(example: Example) -> None:
     ]
     assert row["reward_model"] == {
         "style": "rule",
-        "ground_truth": {"target": [q.answer, *q.answer_aliases]},
+        "ground_truth": {"target": [q.answer, *q.answer_aliases], "answer_type": ""},
     }
     assert row["extra_info"]["index"] == 4 and row["extra_info"]["split"] == "validation"
     assert (
         row["extra_info"]["tools_kwargs"]["answer"]["create_kwargs"]["ground_truth"]["target"][0]
         == q.answer
     )
-    assert row["metadata"]["teacher_pass_rate"] == 1.0
+    assert row["metadata"]["teacher_pass_rate"] == 0.5  # one right answer of two
+    assert row["metadata"]["mean_reward"] == example.score.pointwise > 0  # type: ignore[union-attr]
+    system = row["prompt"][0]["content"]
+    assert '"name": "search"' in SYSTEM and '"name": "search"' not in system  # schemas once
     plain = plain_record(task)
     assert RecordValidator(SCHEMAS["rl/plain"]).problem(plain) == ""
     assert plain["prompt"] == row["prompt"] and plain["answer"] == q.answer
@@ -214,6 +225,30 @@ def test_compute_score_reads_the_answer_call() -> None:
     string_args = '{"name": "answer", "arguments": "{\\"text\\": \\"Sallow Reach\\"}"}'
     assert compute_score("hopforge", string_args, ["Sallow Reach"]) == 1.0
     assert compute_score("hopforge", "", truth) == 0.0
+
+
+def test_reward_grades_lists_as_sets_and_not_found_only_when_unanswerable() -> None:
+    listed = {"target": ["Alpha; Beta; Gamma"], "answer_type": "list"}
+    for said in ("Gamma; Alpha; Beta", "beta, gamma and the alpha", "Alpha;Beta;Gamma"):
+        assert compute_score("hopforge", f"<answer>{said}</answer>", listed) == 1.0
+    for said in ("Alpha; Beta", "Alpha; Beta; Gamma; Delta", "not found"):
+        assert compute_score("hopforge", f"<answer>{said}</answer>", listed) == 0.0
+    # rows without answer_type: a target with ";" is read as a list
+    assert compute_score("hopforge", "<answer>B; A</answer>", ["A; B"]) == 1.0
+    aliased = {"target": ["Alpha; Beta", "Alpha; Beta town"], "answer_type": "list"}
+    assert compute_score("hopforge", "<answer>beta town; alpha</answer>", aliased) == 1.0
+    none = {"target": ["not found"], "answer_type": "not_found"}
+    for said in ("not found", "None of them.", "No such document"):
+        assert compute_score("hopforge", f"<answer>{said}</answer>", none) == 1.0
+    assert compute_score("hopforge", "<answer>Alpha</answer>", none) == 0.0
+    titled = {"target": ["Sallow Reach"], "answer_type": "title"}
+    assert compute_score("hopforge", "<answer>not found</answer>", titled) == 0.0
+    assert grpo_reward(
+        [[{"role": "assistant", "content": "", "tool_calls": [
+            {"type": "function", "function": {"name": "answer", "arguments": {"text": "B; A"}}}]}],
+         "<answer>A</answer>"],
+        answer=["A; B", "A; B"], aliases=[[], []], answer_type=["list", "list"],
+    ) == [1.0, 0.0]
 
 
 def test_preference_record_is_trl_conversational(example: Example) -> None:

