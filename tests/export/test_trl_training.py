@@ -95,19 +95,20 @@ def test_tokens_trained_are_the_rows_trained_turns(trained: dict[str, Any]) -> N
     assert len(rows) >= trained_turns > 0
     assert all(r["metadata"]["n_supervised"] == 1 and len(r["completion"]) == 1 for r in rows)
     total = 0
-    for row, ids, mask in zip(rows, processed["input_ids"], processed["completion_mask"],
-                              strict=True):
+    for row, ids, labels in zip(rows, processed["input_ids"], processed["labels"], strict=True):
         prompt = tok.apply_chat_template(row["prompt"], tools=row["tools"], tokenize=False,
                                          add_generation_prompt=True)
         whole = tok.apply_chat_template(row["prompt"] + row["completion"], tools=row["tools"],
                                         tokenize=False)
         assert whole.startswith(prompt)
         want = tok(whole[len(prompt):], add_special_tokens=False)["input_ids"]
-        got = [t for t, m in zip(ids, mask, strict=True) if m]
+        got = [t for t, label in zip(ids, labels, strict=True) if label != -100]
         assert got == want  # the completion's tokens, the template's end-of-turn included
+        assert [label for label in labels if label != -100] == want
         assert ids[: len(ids) - len(got)] == tok(prompt, add_special_tokens=False)["input_ids"]
         total += len(got)
     batch = trained["trainer"].data_collator([processed[i] for i in range(4)])
-    labels, mask = batch["labels"], batch["completion_mask"]
-    assert bool(((labels != -100) == (mask == 1)).all())  # what the loss sees is the mask
-    assert total == sum(sum(m) for m in processed["completion_mask"])
+    for i in range(4):  # the collator pads, and keeps exactly the rows' trained tokens
+        kept = [int(t) for t in batch["labels"][i] if t != -100]
+        assert kept == [label for label in processed[i]["labels"] if label != -100]
+    assert total == sum(sum(label != -100 for label in row) for row in processed["labels"]) > 0
