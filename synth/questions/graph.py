@@ -106,10 +106,13 @@ class CorpusGraph:
 
     @cached_property
     def noun(self) -> str:
-        """What the questions call a document: "entry" in a dictionary, else "article"."""
-        sources = {d.source.split(":")[0].lower() for d in list(self.docs.values())[:200]}
-        dictionary = sources & {"jargon", "foldoc", "dictd"} or all(
-            len(d.text) < 4000 for d in list(self.docs.values())[:200])
+        """What the questions call a document: "entry" in a dictionary (a dictd source, or
+        short texts under mostly lower-case headwords), else "article"."""
+        sample = list(self.docs.values())[:200]
+        sources = {d.source.split(":")[0].lower() for d in sample}
+        headwords = sum(d.title[:1].islower() for d in sample) >= 0.5 * len(sample)
+        dictionary = sources & {"jargon", "foldoc", "dictd"} or (
+            headwords and all(len(d.text) < 4000 for d in sample))
         return "entry" if dictionary else "article"
 
     @cached_property

@@ -9,7 +9,8 @@ The rules are the ones a careful reader applies to the text `open` shows:
 - a date clue (key K, years [low, high]) holds when a sentence has the word K followed, within
   four words and no punctuation, by a year in range (or by a full date whose year is);
 - a number clue (unit U, bounds) holds when a number in range stands right before the word U;
-- a category clue holds when the text tags the document with it (`<tag>` or `[tag]`);
+- a category clue holds when the text tags the document with it: a `<tag>` (one of its
+  comma-separated tags), or a `[tag]` that opens a line or a numbered sense;
 - an entity clue holds when the text names the clue's document; a phrase clue when the words
   appear as whole words.
 """
@@ -143,9 +144,10 @@ class Reader:
                 if inside(float(m.group(1).replace(",", ""))):
                     return True
             return False
-        if kind == "category":
-            return bool(re.search(rf"[<\[][^>\]]*\b{re.escape(key)}\b[^>\]]*[>\]]", text,
-                                  re.IGNORECASE))
+        if kind == "category":  # FOLDOC's <a, b> anywhere, the Jargon File's [tag] opening a sense
+            tags = [t for m in re.finditer(r"<([^<>]+)>", text) for t in m.group(1).split(",")]
+            tags += re.findall(r"(?m)^\s*(?:\d+\.\s*)?\[([^\]]+)\]", text)
+            return key in {" ".join(t.split()).lower() for t in tags}
         if kind == "entity":
             return clue["target"] in self.named(doc_id)
         words = clue.get("value") or key
