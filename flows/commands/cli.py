@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "hopforge.flows.commands.export",
     "hopforge.flows.commands.build",
     "hopforge.flows.commands.eval",
+    "hopforge.flows.commands.view",
 )
 
 
