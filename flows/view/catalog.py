@@ -3,7 +3,7 @@
 Questions, scores and filter decisions are small and read whole. Trajectories can be long
 (hundreds of turns, megabytes each), so only their position in the part file and a few summary
 fields are kept; a trajectory is read from its offset when a page asks for it. Exported rows are
-indexed by trajectory id the first time a rows page asks for them.
+indexed by trajectory id (file and offset), and read when a rows page asks for them.
 """
 
 from __future__ import annotations
@@ -136,6 +136,7 @@ def open_catalog(root: str | Path, eval_dir: str | Path | None = None) -> Catalo
     cat.scores = {r["tid"]: r for r in _rows(build.scores)}
     cat.decisions = {r["tid"]: r for r in _rows(build.filtered)}
     cat.titles = _titles(build.corpus)
+    cat._rows = _index_rows(build)  # read now, so no page waits for it
     return cat
 
 
