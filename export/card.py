@@ -30,6 +30,9 @@ HF_LICENCES = {
     "bsd-3-clause",
     "gpl-3.0",
 }
+# Names people write for a licence the Hugging Face hub knows under another id.
+HF_ALIASES = {"cc0": "cc0-1.0", "cc-0": "cc0-1.0", "apache2": "apache-2.0",
+              "apache-2": "apache-2.0", "cc-by-sa": "cc-by-sa-4.0", "cc-by": "cc-by-4.0"}
 
 
 def _find_licences(value: Any) -> list[str]:
@@ -38,9 +41,9 @@ def _find_licences(value: Any) -> list[str]:
         for key, sub in value.items():
             if key.lower() in LICENCE_KEYS:
                 found += (
-                    [sub]
-                    if isinstance(sub, str)
-                    else [s for s in sub if isinstance(s, str)]
+                    [sub.strip()]
+                    if isinstance(sub, str) and sub.strip()
+                    else [s.strip() for s in sub if isinstance(s, str) and s.strip()]
                     if isinstance(sub, list)
                     else []
                 )
@@ -119,7 +122,7 @@ def plot_distributions(dist: Distributions, out_dir: Path) -> list[str]:
 
 
 def _front_matter(name: str, manifest: dict[str, Any], licences: Sequence[str], suffix: str) -> str:
-    ids = [lic.lower() for lic in licences]
+    ids = list(dict.fromkeys(HF_ALIASES.get(lic.lower(), lic.lower()) for lic in licences))
     licence = ids[0] if len(ids) == 1 and ids[0] in HF_LICENCES else "other"
     lines = [
         "---",

@@ -89,17 +89,10 @@ def _prefect_env() -> None:
     os.environ.setdefault("PREFECT_LOGGING_EXTRA_LOGGERS", "hopforge")
 
 
-# Libraries that log routine start-up details at INFO (faiss's loader, matplotlib's units).
-QUIET_LOGGERS = ("faiss.loader", "matplotlib", "httpx", "distributed")
-
-
 def _run(config: str, args: argparse.Namespace) -> int:
     from hopforge.corpus.layout import BuildDir
     from hopforge.flows.build.summary import summary_text
 
-    if not getattr(args, "verbose", False):
-        for name in QUIET_LOGGERS:
-            logging.getLogger(name).setLevel(logging.WARNING)
     t0 = time.perf_counter()
     out = getattr(args, "out", None)
     if args.no_prefect:

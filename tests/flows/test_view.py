@@ -281,3 +281,9 @@ def test_server_stops_on_sigterm(server) -> None:
     _, proc = server
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=10) == 0
+
+
+def test_card_names_the_licence_the_build_set(build: Path) -> None:
+    card = (build / "export" / "README.md").read_text()
+    assert card.startswith("---\nlicense: cc0-1.0\n")  # the hub's id for what the build calls cc0
+    assert "Corpus licences: cc0. " in card
