@@ -37,9 +37,8 @@ def cmd_view(args: argparse.Namespace) -> int:
                             "`hopforge eval --out DIR` wrote")
     cat = open_catalog(args.build, args.eval_dir)
     if args.static is not None:
-        from tqdm import tqdm
-
         from hopforge.flows.view.site import write_static
+        from tqdm import tqdm
 
         with tqdm(desc="pages", unit="page", disable=None) as bar:
             def progress(done: int, total: int) -> None:

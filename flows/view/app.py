@@ -8,15 +8,14 @@ from __future__ import annotations
 import logging
 import socket
 
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import PlainTextResponse, Response
-from starlette.routing import Route
-
 from hopforge.corpus.errors import HopforgeError
 from hopforge.flows.view.catalog import Catalog
 from hopforge.flows.view.pages import PageNotFound
 from hopforge.flows.view.site import resolve
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,6 @@ indexed by trajectory id (file and offset), and read when a rows page asks for t
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -17,13 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
-
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.layout import BuildDir
 
 # Export layouts whose rows are one trajectory's turns (they carry metadata.tid).
 ROW_LAYOUTS: tuple[str, ...] = ("sft/openai", "sft/hf", "sft/trl", "sharegpt")
-_TID = re.compile(r'"tid": ?"([^"]+)"')
+_META = b'"metadata":'
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -50,6 +48,7 @@ class RowRef:
     split: str
     path: Path
     offset: int
+    meta: dict[str, Any] = field(default_factory=dict)  # the row's metadata
 
 
 @dataclass(slots=True)
@@ -179,18 +178,21 @@ def _document_texts(corpus: Path) -> dict[str, str]:
 
 
 def _index_rows(build: BuildDir) -> dict[str, list[RowRef]]:
-    """tid -> its rows in the turn layouts; the tid is read from the row's metadata."""
+    """tid -> its rows in the turn layouts, with each row's metadata (the last key of a row,
+    read without parsing the messages before it)."""
     index: dict[str, list[RowRef]] = {}
+    decoder = json.JSONDecoder()
     for layout in ROW_LAYOUTS:
         folder = build.export / layout
         for split_dir in sorted(p for p in folder.glob("*") if p.is_dir()):
             for path in sorted(split_dir.glob("part-*.jsonl")):
                 for offset, line in _lines(path):
-                    # metadata sits at the end of a row; the last "tid" there is the row's own
-                    found = _TID.findall(line[-4096:].decode("utf-8", "replace"))
-                    if not found:
-                        found = _TID.findall(line.decode("utf-8", "replace"))
-                    if found:
-                        index.setdefault(found[-1], []).append(RowRef(
-                            layout=layout, split=split_dir.name, path=path, offset=offset))
+                    at = line.rfind(_META)
+                    if at < 0:
+                        continue
+                    meta, _ = decoder.raw_decode(line[at + len(_META):].decode("utf-8").lstrip())
+                    if isinstance(meta, dict) and meta.get("tid"):
+                        index.setdefault(str(meta["tid"]), []).append(RowRef(
+                            layout=layout, split=split_dir.name, path=path, offset=offset,
+                            meta=meta))
     return index

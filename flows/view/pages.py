@@ -11,12 +11,11 @@ import math
 import re
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, select_autoescape
-
 from hopforge.flows.view.catalog import Catalog
 from hopforge.flows.view.funnel import costs, funnel
 from hopforge.flows.view.rows import row_view
 from hopforge.flows.view.turns import question_steps, trajectory_turns
+from jinja2 import Environment, PackageLoader, select_autoescape
 
 TURNS_PER_PAGE = 100
 PLOTS = ("reports", "export/plots")  # folders of a build whose PNGs the overview shows
@@ -114,18 +113,32 @@ def page_file(tid: str, page: int) -> str:
     return f"t/{tid}.html" if page == 1 else f"t/{tid}-p{page}.html"
 
 
-def rows_page(cat: Catalog, tid: str, n: int = 0) -> str:
+def rows_page(cat: Catalog, tid: str, n: int = 0, *, static: bool = False) -> str:
     """A trajectory's exported rows in each turn layout (a table), and row `n` in full with
-    its trained turns marked."""
+    its trained turns marked. `static`: link only the rows `static_rows` gives a page."""
     if safe_id(tid) not in cat.trajectories:
         raise PageNotFound(tid)
     refs = cat.rows_of(tid)
     if refs and not 0 <= n < len(refs):
         raise PageNotFound(f"{tid} row {n}")
-    views = [row_view(ref, cat.read_row(ref)) for ref in refs]
-    return _render("rows.html", "../", cat, tid=tid, entry=cat.trajectories[tid], rows=views,
-                   shown=views[n] if views else None, n=n, row_file=row_file,
+    shown = row_view(refs[n], cat.read_row(refs[n])) if refs else None
+    linked = set(static_rows(cat, tid)) if static else set(range(len(refs)))
+    return _render("rows.html", "../", cat, tid=tid, entry=cat.trajectories[tid], refs=refs,
+                   shown=shown, n=n, row_file=row_file, linked=linked,
                    decision=cat.decisions.get(tid) or {})
+
+
+def static_rows(cat: Catalog, tid: str) -> list[int]:
+    """The rows of `tid` that get a page in a static copy: every whole-run window (sft/openai)
+    and the first row of each other layout. A one-turn row repeats the run up to its turn, so
+    a page for each would make a site of gigabytes; the server renders every row."""
+    first: dict[str, int] = {}
+    out = []
+    for i, ref in enumerate(cat.rows_of(tid)):
+        if ref.layout == "sft/openai" or ref.layout not in first:
+            out.append(i)
+        first.setdefault(ref.layout, i)
+    return out or [0]
 
 
 def row_file(tid: str, n: int) -> str:

@@ -42,8 +42,9 @@ def _file(cat: Catalog, rel: str) -> tuple[bytes, str]:
     return (base / name).read_bytes(), "image/png"
 
 
-def resolve(cat: Catalog, path: str) -> tuple[bytes, str]:
-    """The body and media type of the page at `path`; PageNotFound when there is none."""
+def resolve(cat: Catalog, path: str, *, static: bool = False) -> tuple[bytes, str]:
+    """The body and media type of the page at `path`; PageNotFound when there is none.
+    `static`: the page is for the static copy (see pages.static_rows)."""
     path = path.strip("/") or "index.html"
     if path == "index.html":
         return pages.overview_page(cat).encode(), HTML
@@ -69,7 +70,7 @@ def resolve(cat: Catalog, path: str) -> tuple[bytes, str]:
             stem, n = match["id"], int(match["n"])
         if head == "t":
             return pages.trajectory_page(cat, stem, n).encode(), HTML
-        return pages.rows_page(cat, stem, n).encode(), HTML
+        return pages.rows_page(cat, stem, n, static=static).encode(), HTML
     raise PageNotFound(path)
 
 
@@ -85,7 +86,7 @@ def site_paths(cat: Catalog) -> Iterator[str]:
     yield from (f"q/{qid}.html" for qid in cat.questions)
     for tid in cat.trajectories:
         yield from (pages.page_file(tid, n) for n in range(1, pages.trajectory_pages(cat, tid) + 1))
-        yield from (pages.row_file(tid, n) for n in range(max(1, len(cat.rows_of(tid)))))
+        yield from (pages.row_file(tid, n) for n in pages.static_rows(cat, tid))
 
 
 def write_static(cat: Catalog, out: str | Path,
@@ -103,7 +104,7 @@ def write_static(cat: Catalog, out: str | Path,
     shutil.rmtree(tmp, ignore_errors=True)
     paths = list(site_paths(cat))
     for i, path in enumerate(paths):
-        body, _ = resolve(cat, path)
+        body, _ = resolve(cat, path, static=True)
         target = tmp / path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(body)
