@@ -128,14 +128,31 @@ def stop_message(build: BuildDir, config: str, signame: str) -> str:
             f"Run `hopforge build {config}` again to continue from {running}.")
 
 
+# What Prefect writes about a run ended by a stop (its own words), or by our errors.
+_STOP_TEXTS = ("KeyboardInterrupt", "BuildStopped", "aborted by an interrupt signal",
+               "HopforgeError", "ConfigError")
+
+
 class _DropTracebacks(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
         if isinstance(exc, KeyboardInterrupt | BuildStopped | HopforgeError):
             return False
         text = record.getMessage()
-        return not any(n in text for n in ("KeyboardInterrupt", "BuildStopped",
-                                           "HopforgeError", "ConfigError"))
+        if "encountered an exception" in text and any(
+                f"exception {name}:" in text or f"exception: {name}:" in text
+                for name in _error_names()):
+            return False  # the command prints that error's message as its last line
+        return not any(n in text for n in _STOP_TEXTS)
+
+
+def _error_names() -> set[str]:
+    names, todo = set(), [HopforgeError]
+    while todo:
+        cls = todo.pop()
+        names.add(cls.__name__)
+        todo += cls.__subclasses__()
+    return names
 
 
 def quiet_console() -> None:
