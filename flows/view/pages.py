@@ -17,7 +17,7 @@ from hopforge.flows.view.rows import row_view
 from hopforge.flows.view.turns import question_steps, trajectory_turns
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-TURNS_PER_PAGE = 100
+TURNS_PER_PAGE = 50
 PLOTS = ("reports", "export/plots")  # folders of a build whose PNGs the overview shows
 _SAFE_ID = re.compile(r"^[A-Za-z0-9._-]+$")
 
@@ -93,7 +93,7 @@ def trajectory_pages(cat: Catalog, tid: str) -> int:
 
 
 def trajectory_page(cat: Catalog, tid: str, page: int = 1) -> str:
-    """Turns `(page-1)*100 .. page*100` of one trajectory, with its summary above them."""
+    """Turns `(page-1)*50 .. page*50` of one trajectory, with its summary above them."""
     pages = trajectory_pages(cat, tid)
     if not 1 <= page <= pages:
         raise PageNotFound(f"{tid} page {page}")
@@ -104,6 +104,7 @@ def trajectory_page(cat: Catalog, tid: str, page: int = 1) -> str:
     q = cat.questions.get(row["qid"]) or {}
     return _render("trajectory.html", "../", cat, t=row, q=q, turns=turns, score=score,
                    decision=cat.decisions.get(tid) or {}, page=page, pages=pages,
+                   per_page=TURNS_PER_PAGE,
                    n_rows=len(cat.rows_of(tid)), page_name=page_file(tid, 1).split("/")[-1],
                    page_file=lambda n: page_file(tid, n).split("/")[-1])
 

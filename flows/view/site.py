@@ -1,7 +1,7 @@
 """The viewer's site: which path is which page, for the server and for the static copy alike.
 
 Paths: `index.html` (the funnel), `questions.html`, `q/QID.html`, `t/TID.html` and
-`t/TID-pN.html` (turns 100 at a time), `rows/TID.html` and `rows/TID-rN.html`, `eval.html`,
+`t/TID-pN.html` (turns `pages.TURNS_PER_PAGE` at a time), `rows/TID.html` and `rows/TID-rN.html`, `eval.html`,
 `assets/*` and `files/...` (the build's plots).
 """
 
