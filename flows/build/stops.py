@@ -130,6 +130,7 @@ def stop_message(build: BuildDir, config: str, signame: str) -> str:
 
 # What Prefect writes about a run ended by a stop (its own words), or by our errors.
 _STOP_TEXTS = ("KeyboardInterrupt", "BuildStopped", "aborted by an interrupt signal",
+               "aborted by a termination signal", "TerminationSignal",
                "HopforgeError", "ConfigError")
 
 

@@ -18,7 +18,7 @@ from tests.helpers.view_build import VIEW_TOML
 
 pytestmark = pytest.mark.slow
 
-STOP_WITHIN_S = 30.0
+STOP_WITHIN_S = 60.0  # 6 s on this machine; seconds more when other jobs load its 2 cores
 
 
 def _start(config: Path, out: Path, *extra: str) -> subprocess.Popen[str]:
