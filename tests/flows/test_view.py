@@ -196,7 +196,7 @@ def server(build: Path):
     yield url, proc
     if proc.poll() is None:
         proc.kill()
-        proc.wait()
+    proc.communicate()  # reaps it and closes its pipes
 
 
 @pytest.fixture(scope="module")
