@@ -274,6 +274,8 @@ def test_browser_follows_question_to_trajectory_to_row(server, browser, cat) -> 
     assert meta["tid"] == tid
     assert len(marked) == sum(1 for m in row.get("messages", []) if m.get("weight") == 1)
     _shot(drv, "5-rows")
+    drv.execute_script("document.getElementById('shown-row').scrollIntoView()")
+    _shot(drv, "6-row-messages")
 
 
 def test_server_stops_on_sigterm(server) -> None:
