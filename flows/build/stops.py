@@ -111,8 +111,9 @@ def _stop_group(proc: subprocess.Popen[bytes]) -> None:
             continue
 
 
-def stop_message(build: BuildDir, config: str, signame: str) -> str:
-    """One line: which stages are done, how far the running one got, and the resume command."""
+def stop_message(build: BuildDir, rerun: str, signame: str) -> str:
+    """One line: which stages are done, how far the running one got, and `rerun`, the command
+    that resumes."""
     done = [s for s in STAGES if read_marker(build, s, "done") is not None]
     pending = [s for s in STAGES if s not in done]
     if not pending:
@@ -125,7 +126,7 @@ def stop_message(build: BuildDir, config: str, signame: str) -> str:
         where = f"; {running}: {parts} part{'s' if parts != 1 else ''} finished and kept"
     finished = ", ".join(done) if done else "no stage"
     return (f"stopped ({signame}): {finished} finished{where}. "
-            f"Run `hopforge build {config}` again to continue from {running}.")
+            f"Run `{rerun}` again to continue from {running}.")
 
 
 # What Prefect writes about a run ended by a stop (its own words), or by our errors.

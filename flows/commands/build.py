@@ -106,11 +106,24 @@ def _run(config: str, args: argparse.Namespace) -> int:
             build, rows = _run_stages(config, cfg, args, out)
     except (KeyboardInterrupt, BuildStopped) as exc:
         signame = exc.signame if isinstance(exc, BuildStopped) else "Ctrl-C"
-        print(stop_message(build, config, signame), file=sys.stderr, flush=True)
+        print(stop_message(build, _rerun_command(config, args), signame), file=sys.stderr,
+              flush=True)
         return 143 if isinstance(exc, BuildStopped) else 130
     print(summary_text(build, rows))
     print(f"done in {time.perf_counter() - t0:.0f} s")
     return 0
+
+
+def _rerun_command(config: str, args: argparse.Namespace) -> str:
+    """The command line that continues this build (what a stop tells the user to run)."""
+    from hopforge.flows.config.demo import DEMO_CONFIG_NAME
+
+    words = ["hopforge", "demo"] if config == DEMO_CONFIG_NAME else ["hopforge", "build", config]
+    if getattr(args, "out", None):
+        words += ["--out", str(args.out)]
+    if args.no_prefect:
+        words.append("--no-prefect")
+    return " ".join(words)
 
 
 def _run_stages(config: str, cfg: Any, args: argparse.Namespace, out: str | None

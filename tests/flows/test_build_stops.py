@@ -57,9 +57,25 @@ def _stop(proc: subprocess.Popen[str], sig: signal.Signals, *, group: bool) -> t
         _, err = proc.communicate(timeout=STOP_WITHIN_S)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
+        for pid in _servers(Path(proc.args[proc.args.index("--out") + 1])):
+            os.killpg(pid, signal.SIGKILL)  # a build killed -9 cannot stop its server itself
         raise AssertionError(f"{sig.name}: still running after {STOP_WITHIN_S:.0f} s") from None
     assert time.monotonic() - t0 < STOP_WITHIN_S
     return proc.returncode, err
+
+
+def _servers(build: Path) -> list[int]:
+    """Processes whose Prefect database is the build's (its temporary server)."""
+    home = f"PREFECT_HOME={build / '.prefect'}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if home in (entry / "environ").read_bytes().split(b"\0"):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
 
 
 def _leftovers(proc: subprocess.Popen[str], build: Path) -> list[str]:
@@ -70,15 +86,7 @@ def _leftovers(proc: subprocess.Popen[str], build: Path) -> list[str]:
         found.append(f"process group {proc.pid}")
     except ProcessLookupError:
         pass
-    home = f"PREFECT_HOME={build / '.prefect'}".encode()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if home in (entry / "environ").read_bytes().split(b"\0"):
-                    found.append((entry / "cmdline").read_bytes().replace(b"\0", b" ").decode())
-            except OSError:
-                continue
-    return found
+    return found + [f"server {pid}" for pid in _servers(build)]
 
 
 def test_ctrl_c_and_sigterm_stop_cleanly_and_the_build_resumes(tmp_path: Path) -> None:
@@ -94,8 +102,8 @@ def test_ctrl_c_and_sigterm_stop_cleanly_and_the_build_resumes(tmp_path: Path) -
     assert code == 130, err[-3000:]
     last = err.strip().splitlines()[-1]
     assert re.fullmatch(r"stopped \(Ctrl-C\): ingest, index finished(; questions: \d+ parts? "
-                        r"finished and kept)?\. Run `hopforge build .*stops\.toml` again to "
-                        r"continue from questions\.", last), last
+                        r"finished and kept)?\. Run `hopforge build \S*stops\.toml --out "
+                        r"\S*build` again to continue from questions\.", last), last
     assert "Traceback" not in err and "ConnectError" not in err, err[-3000:]
     assert _leftovers(proc, build) == []
 
