@@ -175,7 +175,8 @@ class SearchService:
         queries = body.get("queries")
         if not isinstance(queries, list) or not all(isinstance(q, str) for q in queries):
             raise HopforgeError('/retrieve needs "queries": a list of strings')
-        topk = _int(body.get("topk") or SEARCH_R1_TOPK, "topk")
+        given = body.get("topk")  # only a missing topk takes the default; 0 is an error
+        topk = SEARCH_R1_TOPK if given is None else _int(given, "topk")
         with self._lock:
             if self._passages is None:
                 self._passages = {p.passage_id: p for p in self.searcher.passages}

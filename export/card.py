@@ -13,6 +13,7 @@ from hopforge.corpus.layout import BuildDir
 from hopforge.corpus.parts import atomic_write_bytes
 from hopforge.export.card_training import training_text
 from hopforge.export.records import Distributions
+from hopforge.synth.records import TERMINATIONS
 
 LICENCE_KEYS = ("licence", "license", "licenses", "licences")
 HF_LICENCES = {
@@ -31,6 +32,9 @@ HF_LICENCES = {
     "bsd-3-clause",
     "gpl-3.0",
 }
+# Names people write for a licence the Hugging Face hub knows under another id.
+HF_ALIASES = {"cc0": "cc0-1.0", "cc-0": "cc0-1.0", "apache2": "apache-2.0",
+              "apache-2": "apache-2.0", "cc-by-sa": "cc-by-sa-4.0", "cc-by": "cc-by-4.0"}
 
 
 def _find_licences(value: Any) -> list[str]:
@@ -39,9 +43,9 @@ def _find_licences(value: Any) -> list[str]:
         for key, sub in value.items():
             if key.lower() in LICENCE_KEYS:
                 found += (
-                    [sub]
-                    if isinstance(sub, str)
-                    else [s for s in sub if isinstance(s, str)]
+                    [sub.strip()]
+                    if isinstance(sub, str) and sub.strip()
+                    else [s.strip() for s in sub if isinstance(s, str) and s.strip()]
                     if isinstance(sub, list)
                     else []
                 )
@@ -90,22 +94,57 @@ def _png(fig: Any) -> bytes:
     return sink.getvalue()
 
 
+def _length_figure(dist: Distributions) -> Any:
+    """Task length on the axis each family has: hops for chains, comparisons and
+    intersections; the fewest tool calls for aggregations (they have no hops)."""
+    from matplotlib.figure import Figure
+
+    kinds = dist.kinds or ("chain",) * len(dist.hops)
+    calls = dist.min_calls or (0,) * len(dist.hops)
+    hops = [h for h, k in zip(dist.hops, kinds, strict=False) if k != "aggregation"]
+    agg = [c for c, k in zip(calls, kinds, strict=False) if k == "aggregation"]
+    fig = Figure(figsize=(8, 3.2), dpi=100)
+    left, right = fig.subplots(1, 2)
+    left.set_title("Hops (chain, comparison, intersection)")
+    left.set_xlabel("hops")
+    left.set_ylabel("trajectories")
+    if hops:
+        counts = sorted(Counter(hops).items())
+        left.bar([str(k) for k, _ in counts], [v for _, v in counts], color="#4c72b0")
+    else:
+        left.text(0.5, 0.5, "no such tasks in this export", ha="center", va="center",
+                  transform=left.transAxes)
+    right.set_title("Aggregations: fewest tool calls")
+    right.set_xlabel("min_calls")
+    if agg:
+        right.hist(agg, bins=min(20, max(3, len(set(agg)))), color="#8172b2")
+    else:
+        right.text(0.5, 0.5, "no aggregations in this export", ha="center", va="center",
+                   transform=right.transAxes)
+    return fig
+
+
 def plot_distributions(dist: Distributions, out_dir: Path) -> list[str]:
     """Write the card's PNG plots (Agg backend); returns their file names."""
     written = []
     if dist.hops:
-        fig, ax = _figure("Hops per question", "hops")
-        counts = sorted(Counter(dist.hops).items())
-        ax.bar([str(k) for k, _ in counts], [v for _, v in counts], color="#4c72b0")
-        written.append(("hops.png", fig))
+        written.append(("hops.png", _length_figure(dist)))
     if dist.turns:
         fig, ax = _figure("Turns per trajectory", "turns")
         ax.hist(dist.turns, bins=min(30, max(5, len(set(dist.turns)))), color="#55a868")
         written.append(("turns.png", fig))
     if dist.terminations:
-        fig, ax = _figure("Termination reasons", "termination")
-        counts = sorted(Counter(dist.terminations).items())
-        ax.bar([k for k, _ in counts], [v for _, v in counts], color="#c44e52")
+        fig, ax = _figure("Termination reasons", "trajectories")
+        counts = Counter(dist.terminations)
+        names = list(TERMINATIONS) + sorted(
+            set(counts) - set(TERMINATIONS))
+        values = [counts.get(t, 0) for t in names]
+        ax.barh(names[::-1], values[::-1], color="#c44e52")
+        ax.set_ylabel("")
+        for y, v in enumerate(values[::-1]):  # zeros are written, so an empty reason reads
+            ax.annotate(str(v), (v, y), xytext=(3, 0), textcoords="offset points",
+                        va="center", fontsize=8)
+        ax.set_xlim(0, max(values) * 1.15 or 1)
         written.append(("terminations.png", fig))
     rewards = {k: v for k, v in dist.rewards.items() if v}
     if rewards:
@@ -120,7 +159,7 @@ def plot_distributions(dist: Distributions, out_dir: Path) -> list[str]:
 
 
 def _front_matter(name: str, manifest: dict[str, Any], licences: Sequence[str], suffix: str) -> str:
-    ids = [lic.lower() for lic in licences]
+    ids = list(dict.fromkeys(HF_ALIASES.get(lic.lower(), lic.lower()) for lic in licences))
     licence = ids[0] if len(ids) == 1 and ids[0] in HF_LICENCES else "other"
     lines = [
         "---",

@@ -175,6 +175,8 @@ class Distributions:
     """Raw values behind the dataset card's plots."""
 
     hops: tuple[int, ...] = ()  # per exported trajectory
+    kinds: tuple[str, ...] = ()  # per exported trajectory: its question's family
+    min_calls: tuple[int, ...] = ()  # per exported trajectory: its question's min_calls
     turns: tuple[int, ...] = ()  # per exported trajectory
     terminations: tuple[str, ...] = ()  # per exported trajectory
     rewards: dict[str, tuple[float, ...]] = field(default_factory=dict)  # name -> values

@@ -17,13 +17,14 @@ def _figure(rows: int, cols: int, size: tuple[float, float]) -> tuple[Any, Any]:
     return fig, fig.subplots(rows, cols, squeeze=False)
 
 
-def _save(fig: Any, path: Path, left: float, bottom: float) -> Path:
+def _save(fig: Any, path: Path, left: float, bottom: float, right: float = 0.98,
+          top: float = 0.9) -> Path:
     import io
 
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     FigureCanvasAgg(fig)
-    fig.subplots_adjust(left=left, right=0.98, bottom=bottom, top=0.92, wspace=0.3, hspace=0.45)
+    fig.subplots_adjust(left=left, right=right, bottom=bottom, top=top, wspace=0.3, hspace=0.45)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=80)
     atomic_write_bytes(path, buf.getvalue())
@@ -37,47 +38,87 @@ def _by_faults(runs: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str,
     return {k: sorted(v, key=lambda r: r["budget"]) for k, v in out.items()}
 
 
+def _budget_axis(a: Any, budgets: Sequence[int]) -> None:
+    a.set_xscale("log")
+    a.set_xlim(budgets[0] / 1.5, budgets[-1] * 1.5)
+    a.set_xticks(budgets, [str(b) for b in budgets])
+
+
 def eval_plots(runs: Sequence[Mapping[str, Any]], directory: Path) -> list[Path]:
     """success.png and onset.png in `directory`; returns their paths."""
+    fig = success_figure(runs)
+    out = [_save(fig, directory / "success.png", left=0.1, bottom=0.12, right=0.8)]
+    fig, height = onset_figure(runs)
+    out.append(_save(fig, directory / "onset.png", left=0.08, bottom=0.65 / height,
+                     top=1 - 0.75 / height))
+    return out
+
+
+def success_figure(runs: Sequence[Mapping[str, Any]]) -> Any:
+    """Success against budget, a line per fault mix, the legend right of the axes."""
     groups = _by_faults(runs)
     budgets = sorted({r["budget"] for r in runs})
     colors = {f: f"C{i}" for i, f in enumerate(groups)}  # one colour per fault mix in both plots
-    fig, ax = _figure(1, 1, (6.4, 4.2))
+    fig, ax = _figure(1, 1, (7.6, 4.2))
     a = ax[0][0]
     for faults, rows in groups.items():
         pts = [(r["budget"], r["success"]) for r in rows if r["success"] is not None]
         if pts:
             a.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=faults,
                    color=colors[faults])
-    a.set_xscale("log")
-    a.set_xlim(budgets[0] / 1.5, budgets[-1] * 1.5)
-    a.set_xticks(budgets, [str(b) for b in budgets])
+    _budget_axis(a, budgets)
     a.set_ylim(-0.03, 1.03)
     a.set_xlabel("turn budget (tool calls)")
     a.set_ylabel("success")
     a.set_title("success against budget")
-    a.legend(title="faults", fontsize=8, loc="upper right")
-    out = [_save(fig, directory / "success.png", left=0.12, bottom=0.12)]
-    fig, axes = _figure(2, 3, (13, 7))
-    for i, kind in enumerate(ONSET_KINDS):
-        a = axes[i // 3][i % 3]
+    if a.get_lines():
+        a.legend(title="faults", fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    return fig
+
+
+def onset_figure(runs: Sequence[Mapping[str, Any]]) -> tuple[Any, float]:
+    """Error onset against budget: a panel per kind of error some run made, and a panel with
+    the legend and, in words, the kinds no run made; the figure and its height in inches."""
+    groups = _by_faults(runs)
+    budgets = sorted({r["budget"] for r in runs})
+    colors = {f: f"C{i}" for i, f in enumerate(groups)}
+
+    def points(rows: Sequence[Mapping[str, Any]], kind: str) -> list[tuple[int, float]]:
+        return [(r["budget"], r["onset"][kind]) for r in rows if r["onset"][kind] is not None]
+
+    happened = [k for k in ONSET_KINDS if any(points(rows, k) for rows in groups.values())]
+    never = [k for k in ONSET_KINDS if k not in happened]
+    cols = min(3, len(happened) + 1)
+    rows_n = -(-(len(happened) + 1) // cols)
+    height = 3.5 * rows_n + 1.2
+    fig, axes = _figure(rows_n, cols, (4.4 * cols, height))
+    flat = [axes[i // cols][i % cols] for i in range(rows_n * cols)]
+    for a, kind in zip(flat, happened, strict=False):
         for faults, rows in groups.items():
-            pts = [(r["budget"], r["onset"][kind]) for r in rows if r["onset"][kind] is not None]
+            pts = points(rows, kind)
             if pts:
                 a.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=faults,
                        color=colors[faults])
-        a.set_xscale("log")
-        a.set_xlim(budgets[0] / 1.5, budgets[-1] * 1.5)
-        a.set_xticks(budgets, [str(b) for b in budgets])
-        if not a.get_lines():
-            a.text(0.5, 0.5, "never happened", ha="center", va="center", transform=a.transAxes)
-            a.set_yticks([])
+        _budget_axis(a, budgets)
         a.set_title(f"onset: {kind.replace('_', ' ')}")
         a.set_xlabel("turn budget")
         a.set_ylabel("median first turn")
-        if a.get_legend_handles_labels()[0]:
-            a.legend(title="faults", fontsize=7, loc="upper right")
-    for j in range(len(ONSET_KINDS), 6):
-        axes[j // 3][j % 3].axis("off")
-    out.append(_save(fig, directory / "onset.png", left=0.06, bottom=0.08))
-    return out
+    key = flat[len(happened)]
+    key.axis("off")
+    for a in flat[len(happened) + 1:]:
+        a.axis("off")
+    handles = {label: h for a in flat[:len(happened)]
+               for h, label in zip(*a.get_legend_handles_labels(), strict=True)}
+    if handles:
+        key.legend(list(handles.values()), list(handles), title="faults", loc="upper left",
+                   fontsize=9)
+    words = ("never happened in any run:\n" + "\n".join(k.replace("_", " ") for k in never)
+             if never else "")
+    if not happened:
+        words = "no run made any of these errors:\n" + "\n".join(
+            k.replace("_", " ") for k in ONSET_KINDS)
+    if words:
+        key.text(0.0, 0.45 if handles else 0.95, words, va="top", ha="left", fontsize=9,
+                 transform=key.transAxes)
+    fig.suptitle("error onset: the median turn of the first error of each kind")
+    return fig, height

@@ -3,6 +3,16 @@
 # reinstalls only when pyproject.toml changed. torch is pinned to the CPU build (an unpinned torch pulls CUDA).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The viewer's browser tests drive Debian's chromium headless through chromium-driver.
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    apt-get update -q >/dev/null && \
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver >/dev/null
+  else
+    echo "note: the browser tests need chromium and chromium-driver (apt-get install" \
+         "chromium chromium-driver, as root)" >&2
+  fi
+fi
 PY=${PYTHON:-python3}
 stamp=.venv/.hopforge-setup
 want=$(sha256sum pyproject.toml | cut -d' ' -f1)

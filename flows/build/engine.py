@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from hopforge.flows.build import adapters
 from hopforge.flows.build.context import BuildContext, open_build
 from hopforge.flows.build.markers import (
     LOCK,
+    PREFECT_HOME,
     build_lock,
     check_stage,
     drop_markers,
@@ -84,7 +86,8 @@ def prepare_build(
     root = build.root
     if root.exists() and not root.is_dir():
         raise HopforgeError(f"{root} is a file; pick a directory for --out")
-    if root.is_dir() and any(p.name != LOCK for p in root.iterdir()) and not build.config.exists():
+    if root.is_dir() and any(p.name not in (LOCK, PREFECT_HOME) for p in root.iterdir()) \
+            and not build.config.exists():
         raise HopforgeError(
             f"{root} is not empty and holds no build.toml, so it is not a hopforge build "
             "directory; pick an empty or new directory for --out"
@@ -261,24 +264,46 @@ def resolve_config(config: str, out: str | Path | None = None) -> BuildConfig:
 
 
 class TerminalProgress:
-    """A tqdm bar on stderr fed by `(done, total)` calls."""
+    """Progress of one stage fed by `(done, total)` calls: a tqdm bar on stderr when it is a
+    terminal, else a plain line every `every_s` seconds and one when the stage ends (logs and
+    CI output stay readable)."""
 
-    def __init__(self, stage: str) -> None:
+    def __init__(self, stage: str, every_s: float = 10.0, stream: Any = None) -> None:
         self.stage = stage
+        self.every_s = every_s
+        self.stream = stream if stream is not None else sys.stderr
         self._bar: Any = None
+        self._last: tuple[int, int] | None = None
+        self._t0 = time.monotonic()
+        self._next = self._t0 + every_s
+        self._tty = bool(getattr(self.stream, "isatty", lambda: False)())
 
     def __call__(self, done: int, total: int) -> None:
-        from tqdm import tqdm
+        self._last = (done, total)
+        if self._tty:
+            from tqdm import tqdm
 
-        if self._bar is None:  # disable=None: no bar when stderr is not a terminal
-            self._bar = tqdm(total=total, desc=self.stage, unit="rec", leave=False,
-                             mininterval=1.0, disable=None)
-        self._bar.total = total
-        self._bar.update(done - self._bar.n)
+            if self._bar is None:
+                self._bar = tqdm(total=total, desc=self.stage, unit="rec", file=self.stream,
+                                 mininterval=0.5, dynamic_ncols=True)
+            self._bar.total = total
+            self._bar.update(done - self._bar.n)
+            return
+        now = time.monotonic()
+        if now >= self._next:
+            self._next = now + self.every_s
+            self._line(done, total)
+
+    def _line(self, done: int, total: int) -> None:
+        share = f" ({100 * done / total:.0f}%)" if total else ""
+        print(f"{self.stage}: {done}/{total}{share}, {time.monotonic() - self._t0:.0f} s",
+              file=self.stream, flush=True)
 
     def close(self) -> None:
         if self._bar is not None:
             self._bar.close()
+        elif self._last is not None and not self._tty:
+            self._line(*self._last)
 
 
 def run_build(

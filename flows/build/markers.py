@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 
 MARKERS = "stages"
 LOCK = ".lock"
+PREFECT_HOME = ".prefect"  # the database of the temporary Prefect server of the build
 # Left out of output digests: temporary files (dot names) of an unfinished write, and manifests,
 # which carry timestamps; the data files they describe are hashed.
 DIGEST_SKIP = frozenset({"manifest.json"})

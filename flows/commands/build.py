@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import sys
@@ -89,44 +90,73 @@ def _prefect_env() -> None:
     os.environ.setdefault("PREFECT_LOGGING_EXTRA_LOGGERS", "hopforge")
 
 
-# Libraries that log routine start-up details at INFO (faiss's loader, matplotlib's units).
-QUIET_LOGGERS = ("faiss.loader", "matplotlib", "httpx", "distributed")
-
-
 def _run(config: str, args: argparse.Namespace) -> int:
     from hopforge.corpus.layout import BuildDir
+    from hopforge.flows.build.engine import resolve_config
+    from hopforge.flows.build.stops import BuildStopped, stop_message, stop_on_sigterm
     from hopforge.flows.build.summary import summary_text
+    from hopforge.flows.config.build_file import today_utc
 
-    if not getattr(args, "verbose", False):
-        for name in QUIET_LOGGERS:
-            logging.getLogger(name).setLevel(logging.WARNING)
     t0 = time.perf_counter()
     out = getattr(args, "out", None)
-    if args.no_prefect:
-        from hopforge.flows.build.engine import resolve_config, run_build
-
-        build, rows = run_build(resolve_config(config, out), from_stage=args.from_stage,
-                                force=args.force)
-    else:
-        from hopforge.flows.build.engine import prepare_build, resolve_config
-
-        # settings and the build directory are checked here, so a mistake is one clear line
-        # rather than a failed flow run
-        prepare_build(resolve_config(config, out), from_stage=args.from_stage,
-                      force=args.force, check_only=True)
-        _prefect_env()
-        from hopforge.flows.build.flow import build_flow
-
-        if not os.environ.get("PREFECT_API_URL"):
-            print("No PREFECT_API_URL: running on a temporary local Prefect server (start "
-                  "`hopforge dashboard` and export PREFECT_API_URL to watch builds).",
-                  file=sys.stderr)
-        result: dict[str, Any] = build_flow(config, out=out, from_stage=args.from_stage,
-                                            force=list(args.force) or None)
-        build, rows = BuildDir.at(result["build"]), result["stages"]
+    cfg = resolve_config(config, out)
+    build = BuildDir.at(cfg.out_dir(today_utc()).resolve())
+    try:
+        with stop_on_sigterm():
+            build, rows = _run_stages(config, cfg, args, out)
+    except (KeyboardInterrupt, BuildStopped) as exc:
+        signame = exc.signame if isinstance(exc, BuildStopped) else "Ctrl-C"
+        print(stop_message(build, _rerun_command(config, args), signame), file=sys.stderr,
+              flush=True)
+        return 143 if isinstance(exc, BuildStopped) else 130
     print(summary_text(build, rows))
     print(f"done in {time.perf_counter() - t0:.0f} s")
     return 0
+
+
+def _rerun_command(config: str, args: argparse.Namespace) -> str:
+    """The command line that continues this build (what a stop tells the user to run)."""
+    from hopforge.flows.config.demo import DEMO_CONFIG_NAME
+
+    words = ["hopforge", "demo"] if config == DEMO_CONFIG_NAME else ["hopforge", "build", config]
+    if getattr(args, "out", None):
+        words += ["--out", str(args.out)]
+    if args.no_prefect:
+        words.append("--no-prefect")
+    return " ".join(words)
+
+
+def _run_stages(config: str, cfg: Any, args: argparse.Namespace, out: str | None
+                ) -> tuple[Any, list[dict[str, Any]]]:
+    from hopforge.corpus.layout import BuildDir
+
+    if args.no_prefect:
+        from hopforge.flows.build.engine import run_build
+
+        return run_build(cfg, from_stage=args.from_stage, force=args.force)
+    from hopforge.flows.build.engine import prepare_build
+
+    # settings and the build directory are checked here, so a mistake is one clear line
+    # rather than a failed flow run
+    prepare_build(cfg, from_stage=args.from_stage, force=args.force, check_only=True)
+    _prefect_env()
+    from hopforge.flows.build.markers import PREFECT_HOME
+    from hopforge.flows.build.stops import quiet_console, temporary_server
+    from hopforge.flows.config.build_file import today_utc
+
+    with contextlib.ExitStack() as stack:
+        if not os.environ.get("PREFECT_API_URL"):
+            print("No PREFECT_API_URL: starting a temporary Prefect server for this build "
+                  "(start `hopforge dashboard` and export PREFECT_API_URL to watch builds).",
+                  file=sys.stderr, flush=True)
+            stack.enter_context(temporary_server(
+                cfg.out_dir(today_utc()).resolve() / PREFECT_HOME))
+        from hopforge.flows.build.flow import build_flow
+
+        quiet_console()
+        result: dict[str, Any] = build_flow(config, out=out, from_stage=args.from_stage,
+                                            force=list(args.force) or None)
+    return BuildDir.at(result["build"]), result["stages"]
 
 
 def cmd_build(args: argparse.Namespace) -> int:

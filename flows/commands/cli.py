@@ -23,7 +23,10 @@ COMMAND_MODULES = (
     "hopforge.flows.commands.export",
     "hopforge.flows.commands.build",
     "hopforge.flows.commands.eval",
+    "hopforge.flows.commands.view",
 )
+
+QUIET_LOGGERS = ("faiss.loader", "faiss", "matplotlib", "httpx", "distributed")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,8 +51,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
     )
     if not args.verbose:
-        # httpx logs one INFO line per request: thousands per stage against a model server.
-        logging.getLogger("httpx").setLevel(logging.WARNING)
+        # Libraries that log routine start-up details at INFO: faiss's loader (six lines per
+        # process, one a ModuleNotFoundError for the AVX512 build it tries first), matplotlib;
+        # httpx logs one line per request, thousands per stage against a model server.
+        for name in QUIET_LOGGERS:
+            logging.getLogger(name).setLevel(logging.WARNING)
     try:
         return int(args.func(args) or 0)
     except HopforgeError as exc:

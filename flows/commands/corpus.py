@@ -39,6 +39,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument("sources", nargs="+", metavar="SOURCE", help="files or folders to read")
     p.add_argument("--out", required=True, metavar="BUILD", help="build directory to write")
+    p.add_argument("--force", action="store_true",
+                   help="ingest always reads its sources again and rewrites the corpus; the "
+                   "flag is accepted so that every stage command takes it")
     p.add_argument(
         "--format", dest="fmt", metavar="F", help="format of every SOURCE (default: detect)"
     )

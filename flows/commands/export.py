@@ -41,25 +41,24 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument(
         "--formats",
         type=_formats,
-        default=("sft", "rl", "preference", "sharegpt"),
-        help="comma-separated formats to write (default: sft,rl,preference,sharegpt)",
+        help="comma-separated formats to write [sft,rl,preference,sharegpt]",
     )
     p.add_argument(
-        "--shard-records", type=int, default=10_000, metavar="N", help="most records per shard"
+        "--shard-records", type=int, metavar="N", help="most records per shard [10000]"
     )
     p.add_argument(
         "--shard-bytes",
         type=_size,
-        default=128 * 2**20,
         metavar="B",
-        help="most bytes of JSON per shard, e.g. 134217728 or 128M (default 128M)",
+        help="most bytes of JSON per shard, e.g. 134217728 or 128M [128M]",
     )
-    p.add_argument("--parquet", action="store_true", help="write Parquet shards instead of JSONL")
-    p.add_argument("--zstd", action="store_true", help="compress JSONL shards with zstd")
+    p.add_argument("--parquet", action="store_true", default=None,
+                   help="write Parquet shards instead of JSONL")
+    p.add_argument("--zstd", action="store_true", default=None,
+                   help="compress JSONL shards with zstd")
     p.add_argument(
         "--decontaminate",
         nargs="+",
-        default=[],
         metavar="FILE",
         help="evaluation sets (JSONL, JSON, Parquet or one question per line); overlapping "
         "questions are removed and counted",
@@ -67,18 +66,20 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument(
         "--validation-fraction",
         type=float,
-        default=0.05,
         metavar="F",
-        help="share of evidence chains held out for validation (default 0.05)",
+        help="share of evidence chains held out for validation [0.05]",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the train/validation split")
-    p.add_argument("--name", default="hopforge", help="dataset name for the card and dataset_info")
-    p.add_argument("--licence", default="", help="licence of the corpus, for the dataset card")
+    p.add_argument("--seed", type=int, help="seed of the train/validation split [0]")
+    p.add_argument("--name", help="dataset name for the card and dataset_info [hopforge]")
+    p.add_argument("--licence", help="licence of the corpus, for the dataset card")
     p.add_argument(
         "--allow-unfiltered",
         action="store_true",
+        default=None,
         help="export every trajectory when the filters stage has not run",
     )
+    p.add_argument("--force", action="store_true",
+                   help="export again even when the build's export is done with these settings")
     p.set_defaults(func=run_export)
 
 
@@ -87,25 +88,30 @@ def run_export(args: argparse.Namespace) -> int:
     from hopforge.export.records import ExportConfig
     from hopforge.flows.build.adapters import export_stats
     from hopforge.flows.build.engine import StageResult
-    from hopforge.flows.commands.stage_command import begin_command, done_message, finish_command
+    from hopforge.flows.commands.stage_command import (
+        begin_command,
+        done_message,
+        finish_command,
+        with_flags,
+    )
     from hopforge.flows.stages.export import export_build
 
     if not args.build or args.build.startswith("-"):
         raise HopforgeError("give the build directory first: hopforge export BUILD [options]")
-    config = ExportConfig(
-        formats=args.formats,
-        shard_records=args.shard_records,
-        shard_bytes=args.shard_bytes,
-        parquet=args.parquet,
-        zstd=args.zstd,
-        decontaminate=tuple(args.decontaminate),
-        validation_fraction=args.validation_fraction,
-        seed=args.seed,
-        dataset_name=args.name,
-        licence=args.licence,
-        allow_unfiltered=args.allow_unfiltered,
-    )
-    begun = begin_command(args.build, "export", config)
+    config = with_flags(args.build, "export", ExportConfig(), {
+        "formats": args.formats,
+        "shard_records": args.shard_records,
+        "shard_bytes": args.shard_bytes,
+        "parquet": args.parquet,
+        "zstd": args.zstd,
+        "decontaminate": tuple(args.decontaminate) if args.decontaminate else None,
+        "validation_fraction": args.validation_fraction,
+        "seed": args.seed,
+        "dataset_name": args.name,
+        "licence": args.licence,
+        "allow_unfiltered": args.allow_unfiltered,
+    })
+    begun = begin_command(args.build, "export", config, force=args.force)
     if isinstance(begun, StageResult):
         print(done_message(args.build, "export"))
         return 0

@@ -24,6 +24,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                     "passages whose text changed.")
     p.add_argument("build", type=Path, metavar="BUILD", help="build directory (with corpus/)")
     p.add_argument("--no-dense", action="store_true", help="BM25 only: no embeddings, no faiss")
+    p.add_argument("--force", action="store_true",
+                   help="index always rebuilds (embedding only passages whose text changed); "
+                   "the flag is accepted so that every stage command takes it")
     p.add_argument("--model", help="sentence-transformers model name or local path "
                                    "(default: the offline all-MiniLM-L6-v2)")
     p.add_argument("--device", help="torch device for embedding: auto (default: cuda when "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
 import sys
 
@@ -87,31 +88,33 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("build", metavar="BUILD", help="build directory (holds corpus/ and index/)")
-    p.add_argument("-n", type=int, default=100, metavar="N",
-                   help="accepted questions wanted (default 100)")
-    p.add_argument("--hops", type=hop_range, default=(2, 4), metavar="MIN-MAX",
-                   help="depth of chain questions, e.g. 2-4 (default) or 3; at most 12")
+    p.add_argument("-n", type=int, metavar="N",
+                   help="accepted questions wanted [100]. Every setting defaults to the build's "
+                   "[questions] table when BUILD has a build.toml, else to the value in "
+                   "brackets; a flag overrides it and says so")
+    p.add_argument("--hops", type=hop_range, metavar="MIN-MAX",
+                   help="depth of chain questions, e.g. 2-4 or 3; at most 12 [2-4]")
     p.add_argument("--kinds", type=kind_list, default=None, metavar="LIST",
-                   help="comma-separated kinds (default chain,comparison,intersection,"
-                   "aggregation,unanswerable)")
-    p.add_argument("--min-calls", type=calls_range, default=(0, 0), metavar="A-B",
+                   help="comma-separated kinds [chain,comparison,intersection,"
+                   "aggregation,unanswerable]")
+    p.add_argument("--min-calls", type=calls_range, metavar="A-B",
                    help="keep only tasks whose fewest tool calls lie in A-B, e.g. 50-120 "
                    "(aggregation ladders); 'A-' has no upper bound")
-    p.add_argument("--ladder", type=ladder_list, default=(), metavar="A-B:N,...",
+    p.add_argument("--ladder", type=ladder_list, metavar="A-B:N,...",
                    help="after the -n questions, N more for each min_calls range A-B, e.g. "
                    "50-150:4,300-900:2 (the long tasks of a build)")
     p.add_argument("--max-probe-pass", type=float, default=None, metavar="R",
                    help="with a model teacher: probe each question closed-book and keep it only "
                    "when at most this share of attempts answer it (e.g. 0.0)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("--part-size", type=int, default=50, metavar="N",
-                   help="accepted questions per output part (default 50)")
-    p.add_argument("--shortcut-rank", type=int, default=5, metavar="R",
+    p.add_argument("--seed", type=int, help="random seed [0]")
+    p.add_argument("--part-size", type=int, metavar="N",
+                   help="accepted questions per output part [50]")
+    p.add_argument("--shortcut-rank", type=int, metavar="R",
                    help="reject a question when one search with its text, a sentence, a clause "
-                   "or a phrase of it ranks what answers it within the top R (default 5; 0: off)")
-    p.add_argument("--closed-book", action="store_true",
+                   "or a phrase of it ranks what answers it within the top R [5]; 0: off")
+    p.add_argument("--closed-book", action="store_true", default=None,
                    help="with a model teacher: reject questions it answers without searching")
-    p.add_argument("--no-round-trip", dest="round_trip", action="store_false",
+    p.add_argument("--no-round-trip", dest="round_trip", action="store_false", default=None,
                    help="with a model teacher: do not have it read each question back and "
                    "reject those whose reading differs from the task (misread)")
     p.add_argument("--force", action="store_true",
@@ -125,29 +128,31 @@ def run_command(args: argparse.Namespace) -> int:
     from hopforge.corpus.layout import BuildDir
     from hopforge.flows.build.adapters import headline
     from hopforge.flows.build.engine import StageResult
-    from hopforge.flows.commands.stage_command import begin_command, done_message, finish_command
+    from hopforge.flows.commands.stage_command import (
+        begin_command,
+        done_message,
+        finish_command,
+        with_flags,
+    )
     from hopforge.flows.config.teacher import open_settings, resolve_teacher
     from hopforge.flows.stages.questions import run_questions_build
     from hopforge.synth.questions.config import QuestionConfig, Rung
 
+    closed_book = args.closed_book or (True if args.max_probe_pass is not None else None)
     try:
-        config = QuestionConfig(
-            n=args.n,
-            seed=args.seed,
-            part_size=args.part_size,
-            min_hops=args.hops[0],
-            max_hops=args.hops[1],
-            shortcut_rank=args.shortcut_rank,
-            min_calls=args.min_calls[0],
-            max_calls=args.min_calls[1],
-            ladder=tuple(Rung(min_calls=a, max_calls=b, n=k) for a, b, k in args.ladder),
-            closed_book=args.closed_book or args.max_probe_pass is not None,
-            round_trip=getattr(args, "round_trip", True),
-            **({"max_probe_pass": args.max_probe_pass} if args.max_probe_pass is not None
-               else {}),
-            concurrency=getattr(args, "concurrency", 16),
-            **({"kinds": args.kinds} if args.kinds else {}),
-        )
+        config = with_flags(args.build, "questions", QuestionConfig(), {
+            "n": args.n, "seed": args.seed, "part_size": args.part_size,
+            "min_hops": args.hops[0] if args.hops else None,
+            "max_hops": args.hops[1] if args.hops else None,
+            "shortcut_rank": args.shortcut_rank,
+            "min_calls": args.min_calls[0] if args.min_calls else None,
+            "max_calls": args.min_calls[1] if args.min_calls else None,
+            "ladder": (tuple(Rung(min_calls=a, max_calls=b, n=k) for a, b, k in args.ladder)
+                       if args.ladder is not None else None),
+            "closed_book": closed_book, "round_trip": getattr(args, "round_trip", None),
+            "max_probe_pass": args.max_probe_pass, "kinds": args.kinds or None,
+        })
+        config = dataclasses.replace(config, concurrency=getattr(args, "concurrency", 16))
     except ValueError as exc:
         raise HopforgeError(f"{exc}; see `hopforge questions --help`") from None
     settings = resolve_teacher(args)

@@ -85,3 +85,33 @@ def done_message(build_root: str | Path, stage: str) -> str:
     marker = BuildDir.at(Path(build_root)).root / MARKERS / f"{stage}.done.json"
     return (f"{stage}: done already with these settings ({marker}); skipped. "
             "Pass --force to run it again.")
+
+
+def build_settings(build_root: str | Path, stage: str) -> Any:
+    """The settings of `stage` in the build file of `build_root`, or None when there is no
+    build file the engine reads."""
+    build = BuildDir.at(Path(build_root))
+    if not build.config.is_file():
+        return None
+    try:
+        return open_build(build.root).config.stages[stage]
+    except HopforgeError:
+        return None
+
+
+def with_flags(build_root: str | Path, stage: str, default: Any,
+               flags: dict[str, Any]) -> Any:
+    """The settings a stage command runs with: the build's `stage` settings (else `default`),
+    then every flag given (`flags`: field -> value, None when the flag was not given). A flag
+    that changes the build's value says so on stderr."""
+    import sys
+
+    base = build_settings(build_root, stage)
+    config = base if base is not None else default
+    changes = {name: value for name, value in flags.items() if value is not None}
+    if base is not None:
+        for name, value in changes.items():
+            if getattr(base, name) != value:
+                print(f"{stage}: --{name.replace('_', '-')} overrides the build's {name} = "
+                      f"{getattr(base, name)!r} with {value!r}", file=sys.stderr)
+    return dataclasses.replace(config, **changes)

@@ -30,31 +30,33 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument("build", type=Path, metavar="BUILD", help="the build directory")
     add_teacher_arguments(p)
-    g = p.add_argument_group("trajectories")
-    g.add_argument("--samples", type=int, default=1, metavar="N",
-                   help="trajectories per question, each with its own seed (default 1)")
-    g.add_argument("--max-turns", type=int, default=64, metavar="T",
-                   help="stop a trajectory after T tool calls (default 64; 600+ is fine)")
-    g.add_argument("--faults", type=float, default=0.0, metavar="RATE",
+    g = p.add_argument_group(
+        "trajectories", "each setting defaults to the build's [trajectories] table when BUILD "
+        "has a build.toml, else to the value in brackets; a flag overrides it and says so")
+    g.add_argument("--samples", type=int, metavar="N",
+                   help="trajectories per question, each with its own seed [1]")
+    g.add_argument("--max-turns", type=int, metavar="T",
+                   help="stop a trajectory after T tool calls [64]; 600+ is fine")
+    g.add_argument("--faults", type=float, metavar="RATE",
                    help="share of tool calls hit by an injected fault, split evenly over empty, "
-                   "timeout, format and partial (default 0)")
-    g.add_argument("--persistent-faults", type=float, default=0.25, metavar="SHARE",
-                   help="share of injected faults that repeat on the same call (default 0.25)")
-    g.add_argument("--checkpoint-every", type=int, default=16, metavar="K",
-                   help="turns between checkpoints (the teacher's state summary); 0: none")
-    g.add_argument("--keep-results", type=int, default=5, metavar="N",
-                   help="tool results kept verbatim in the prompt; older ones are elided (5)")
-    g.add_argument("--context-tokens", type=int, default=32768, metavar="N",
-                   help="the teacher's context length (default 32768)")
-    g.add_argument("--max-tokens", type=int, default=1024, metavar="N",
-                   help="completion tokens per teacher call (default 1024)")
-    g.add_argument("--temperature", type=float, default=0.7, help="sampling temperature (0.7)")
-    g.add_argument("--call-format", choices=("native", "text"), default="native",
+                   "timeout, format and partial [0]")
+    g.add_argument("--persistent-faults", type=float, metavar="SHARE",
+                   help="share of injected faults that repeat on the same call [0.25]")
+    g.add_argument("--checkpoint-every", type=int, metavar="K",
+                   help="turns between checkpoints (the teacher's state summary); 0: none [16]")
+    g.add_argument("--keep-results", type=int, metavar="N",
+                   help="tool results kept verbatim in the prompt; older ones are elided [5]")
+    g.add_argument("--context-tokens", type=int, metavar="N",
+                   help="the teacher's context length [32768]")
+    g.add_argument("--max-tokens", type=int, metavar="N",
+                   help="completion tokens per teacher call [1024]")
+    g.add_argument("--temperature", type=float, help="sampling temperature [0.7]")
+    g.add_argument("--call-format", choices=("native", "text"),
                    help="native tool calls (vLLM --enable-auto-tool-choice), or <tool_call> "
-                   "text for servers without tool calling (default native)")
-    g.add_argument("--part-questions", type=int, default=32, metavar="N",
-                   help="questions per output part (default 32)")
-    g.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
+                   "text for servers without tool calling [native]")
+    g.add_argument("--part-questions", type=int, metavar="N",
+                   help="questions per output part [32]")
+    g.add_argument("--seed", type=int, help="base seed [0]")
     g.add_argument("--force", action="store_true",
                    help="delete finished parts and start over")
     g.add_argument("--tools-url", metavar="URL",
@@ -63,25 +65,33 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=_run)
 
 
+# flag -> TrajectoryConfig field, for the flags that set one field as they are
+FIELDS = ("samples", "max_turns", "keep_results", "checkpoint_every", "context_tokens",
+          "max_tokens", "temperature", "call_format", "part_questions", "seed")
+
+
 def config_from_args(args: argparse.Namespace) -> Any:
-    """The `TrajectoryConfig` the flags describe."""
+    """The `TrajectoryConfig` to run: the build's settings (or the defaults), then the flags."""
+    import dataclasses
+
+    from hopforge.flows.commands.stage_command import build_settings, with_flags
     from hopforge.synth.trajectories.faults import FaultConfig
     from hopforge.synth.trajectories.stage import TrajectoryConfig
 
-    return TrajectoryConfig(
-        samples=args.samples,
-        max_turns=args.max_turns,
-        concurrency=args.concurrency,
-        keep_results=args.keep_results,
-        checkpoint_every=args.checkpoint_every,
-        context_tokens=args.context_tokens,
-        max_tokens=args.max_tokens,
-        temperature=args.temperature,
-        call_format=args.call_format,
-        part_questions=args.part_questions,
-        seed=args.seed,
-        faults=FaultConfig.uniform(args.faults, persistent=args.persistent_faults),
-    )
+    default = TrajectoryConfig()
+    flags: dict[str, Any] = {name: getattr(args, name, None) for name in FIELDS}
+    if args.faults is not None or args.persistent_faults is not None:
+        faults = (build_settings(args.build, "trajectories") or default).faults
+        persistent = (args.persistent_faults if args.persistent_faults is not None
+                      else faults.persistent)
+        flags["faults"] = (FaultConfig.uniform(args.faults, persistent=persistent,
+                                               timeout_delay_s=faults.timeout_delay_s)
+                           if args.faults is not None
+                           else dataclasses.replace(faults, persistent=persistent))
+    config = with_flags(args.build, "trajectories", default, flags)
+    if getattr(args, "concurrency", None) is not None:  # operational: never in the settings
+        config = dataclasses.replace(config, concurrency=args.concurrency)
+    return config
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -140,6 +140,9 @@ def _distributions(examples: Sequence[Example]) -> Distributions:
     scored = [e.score for e in examples if e.score is not None]
     return Distributions(
         hops=tuple(e.question.n_hops for e in examples),
+        kinds=tuple((e.question.spec.family if e.question.spec else e.question.kind)
+                    for e in examples),
+        min_calls=tuple(e.question.min_calls for e in examples),
         turns=tuple(len(e.trajectory.turns) for e in examples),
         terminations=tuple(e.trajectory.termination for e in examples),
         rewards={

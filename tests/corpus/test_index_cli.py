@@ -49,6 +49,13 @@ def test_index_search_and_reindex_with_dense(build: BuildDir, tiny_corpus_path: 
     assert out["mode"] == "hybrid" and out["hits"][0]["doc_id"] in {"dorran-pell", "grey-needle"}
     assert main(["search", str(build.root), "Mount Fendle", "-k", "3"]) == 0
     assert "[mount-fendle]" in capsys.readouterr().out.splitlines()[0]
+    # a fresh process loads faiss; its loader's INFO lines are not the user's business
+    proc = subprocess.run([sys.executable, "-m", "hopforge.flows.commands.cli", "search",
+                           str(build.root), "Mount Fendle", "-k", "1"],
+                          capture_output=True, text=True, check=True, timeout=300,
+                          env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert "[mount-fendle]" in proc.stdout
+    assert "faiss" not in proc.stderr and "ModuleNotFoundError" not in proc.stderr, proc.stderr
 
     docs = load_tiny(tiny_corpus_path)
     docs[0] = replace(docs[0], text=docs[0].text + " It is rich in trout.")

@@ -100,6 +100,8 @@ def test_bad_requests_name_the_problem(served: str) -> None:
     r = httpx.post(f"{served}/search", json={"queries": "not a list"})
     assert r.status_code == 400 and "list of strings" in r.json()["error"]
     assert httpx.post(f"{served}/nowhere", json={}).status_code == 404
+    r = httpx.post(f"{served}/retrieve", json={"queries": ["river"], "topk": 0})
+    assert r.status_code == 400 and '"topk" must be an integer of 1 or more, got 0' in r.json()["error"]
     assert httpx.post(f"{served}/search", content=b"{oops").status_code == 400
     remote = RemoteSearcher(served)
     with pytest.raises(HopforgeError, match="answered /search with 400"):

@@ -97,3 +97,34 @@ def test_trajectories_command_and_build_share_the_marker(
     assert main(["trajectories", str(indexed.root), *flags]) == 0
     assert "trajectories: done already with these settings" in capsys.readouterr().out
     assert {p.name: p.read_bytes() for p in indexed.trajectories.glob("part-*")} == made
+
+
+def test_trajectories_command_reads_the_builds_settings_and_a_flag_overrides_them(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "cmd.toml"
+    path.write_text(BUILD + "\n[trajectories]\nsamples = 2\nmax_turns = 40\n", encoding="utf-8")
+    build = prepare_build(load_config(path, out=tmp_path / "build"))
+    for stage in ("ingest", "index", "questions"):
+        assert run_stage(build.root, stage).status == "ran"
+    accepted = json.loads((build.reports / "questions.json").read_text())["accepted"]
+    assert main(["trajectories", str(build.root)]) == 0
+    out = capsys.readouterr()
+    assert f"{2 * accepted} trajectories in" in out.out  # the build's samples = 2, not 1
+    assert "overrides" not in out.err
+    assert read_marker(build, "trajectories", "done") is not None  # it ran as the build's stage
+
+    assert main(["trajectories", str(build.root), "--samples", "1", "--force"]) == 0
+    out = capsys.readouterr()
+    assert "--samples overrides the build's samples = 2 with 1" in out.err
+    assert f"{accepted} trajectories in" in out.out
+    assert read_marker(build, "trajectories", "done") is None  # no longer the build's output
+
+
+def test_every_stage_command_takes_force() -> None:
+    from hopforge.flows.build.registry import STAGES
+    from hopforge.flows.commands.cli import build_parser
+
+    parser = build_parser()
+    for stage in STAGES:
+        argv = [stage, "--out", "B", "src"] if stage == "ingest" else [stage, "B"]
+        assert parser.parse_args([*argv, "--force"]).force is True, stage
