@@ -55,7 +55,7 @@ class BuildSettings:
     out: str = ""  # empty: builds/NAME under the current directory; may contain {date}
     runner: Literal["local", "dask", "ray"] = "local"
     seed: int = 0
-    workers: int = 2  # processes of a local Dask cluster
+    workers: int = 2  # processes of a local Dask cluster, CPUs of a local Ray cluster
     address: str = ""  # an existing Dask scheduler or Ray cluster; empty: start a local one
 
     def __post_init__(self) -> None:

@@ -2,7 +2,8 @@
 runs its CPU stages and trajectory parts there and stops the cluster after, with the same
 dataset as the default runner; a build killed with SIGKILL mid-trajectories resumes on Ray with
 the same records, redoing only the parts that were not done; a Ray worker killed mid-part has its
-part run again; and the message when prefect-ray is missing."""
+part run again; with an `address` the build joins that cluster and leaves it running; and the
+message when prefect-ray is missing."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -26,6 +28,7 @@ from hopforge.corpus.parts import done_indexes
 from hopforge.flows.stages.trajectory_journal import read_journal
 
 from tests.helpers.runner_builds import (
+    CPU_STAGES,
     assert_ran_on_workers,
     assert_same_dataset,
     marker,
@@ -217,6 +220,63 @@ def test_ray_build_killed_mid_trajectories_resumes_with_the_same_records(
     assert report["parts_written"] == total - len(done)
     assert report["trajectories_reused_from_journal"] == journaled
     assert not list(build.trajectories.glob(".part-*"))
+
+
+CLI = "import sys; from hopforge.flows.commands.cli import main; sys.exit(main(sys.argv[1:]))"
+# A Ray cluster of its own, as `ray start` would leave one: prints its GCS address, keeps it
+# running until its stdin closes, then stops it.
+RAY_CLUSTER = r"""
+import sys
+import ray
+context = ray.init(num_cpus=2, include_dashboard=False)
+print("gcs_address", context.address_info["gcs_address"], flush=True)
+sys.stdin.read()
+ray.shutdown()
+"""
+
+
+def test_ray_runner_with_an_address_joins_that_cluster_and_leaves_it_running(
+    prefect_harness: None, tmp_path: Path, tiny_corpus_path: Path, local_build: BuildDir
+) -> None:
+    from prefect.settings import PREFECT_API_URL
+
+    with subprocess.Popen([sys.executable, "-c", RAY_CLUSTER], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, text=True) as cluster:
+        try:
+            assert cluster.stdout is not None
+            line = cluster.stdout.readline()
+            while line and not line.startswith("gcs_address "):
+                line = cluster.stdout.readline()
+            config = write_config(tmp_path, tiny_corpus_path, "ray")
+            config.write_text(config.read_text().replace(
+                "workers = 2", f'workers = 2\naddress = "{line.split()[-1]}"'))
+            # `hopforge build` as a user runs it against a cluster of Ray 2.60, which asks for its
+            # token (~/.ray/auth_token, written when the cluster started): RAY_AUTH_MODE=token
+            env = {**os.environ, "PREFECT_API_URL": str(PREFECT_API_URL.value()),
+                   "RAY_AUTH_MODE": "token", "HF_HUB_OFFLINE": "1"}
+            with tempfile.TemporaryFile("w+") as stderr:
+                proc = subprocess.Popen([sys.executable, "-c", CLI, "build", str(config), "--out",
+                                         str(tmp_path / "b")], env=env, stderr=stderr,
+                                        stdout=subprocess.DEVNULL, text=True)
+                theirs: set[int] = set()  # the cluster's processes while the build runs
+                while proc.poll() is None:
+                    theirs |= {p.pid for p in psutil.Process(cluster.pid).children(recursive=True)}
+                    time.sleep(0.05)
+                stderr.seek(0)
+                assert proc.returncode == 0, stderr.read()[-3000:]
+            build = BuildDir.at(tmp_path / "b")
+
+            assert_same_dataset(local_build, build)
+            # the CPU stages and parts ran in that cluster's workers, two of them, and the build
+            # left the cluster running
+            ran_on = {int(pid(marker(build, s)["ran_on"])) for s in CPU_STAGES}
+            parts = {int(pid(w)) for w in marker(build, "trajectories")["parts_ran_on"].values()}
+            assert ran_on <= theirs and parts <= theirs and len(parts) == 2
+            assert cluster.poll() is None
+        finally:
+            assert cluster.stdin is not None
+            cluster.stdin.close()  # the cluster stops
+            cluster.wait(timeout=120)
 
 
 def test_ray_runner_without_prefect_ray_says_how_to_install_it(
