@@ -172,7 +172,8 @@ def test_questions_name_no_hidden_document_and_read_plainly(
             assert s.phrase.lower() in q.question.lower()
             assert not s.fact or s.fact.shown in q.question
         assert q.question.rstrip().endswith(("?", "."))
-        assert "entrys" not in q.question and not re.search(r"\b[XYZW]\b", q.question)
+        unquoted = re.sub(r"“[^”]+”", "", q.question)  # quoted titles are the corpus's words
+        assert "entrys" not in q.question and not re.search(r"\b[XYZW]\b", unquoted)
     chains = [len(q.question.split()) for q in accepted if q.kind in ("chain", "intersection")]
     assert sorted(chains)[len(chains) // 2] <= 35
 
