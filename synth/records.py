@@ -215,6 +215,7 @@ class Question:
     checks: Checks = field(default_factory=Checks)
     spec: Spec | None = None
     min_calls: int = 0  # the fewest tool calls (answer included) that solve it
+    quiet_calls: int = 0  # the most calls that plan makes between two gold documents
     composer: str = "scripted"  # which teacher wrote it, e.g. "scripted" or "openai:MODEL"
     seed: int = 0
     rejected: str = ""  # empty when accepted; otherwise the reason

@@ -141,7 +141,7 @@ def misread(spec: Spec, reading: Reading, graph: CorpusGraph) -> str:
     literal = {_norm(c.value if c.kind == "phrase" else graph.title(c.target))
                for c in clues if c.kind in ("phrase", "entity")}
     named = {_norm(n) for n in reading.named}
-    read = [(_norm(p), d) for p, d in reading.clues]
+    read = [(" ".join(p.lower().split()), d) for p, d in reading.clues]
     wrong = [f"start “{t}” missing" for t in sorted(starts - named)]
     wrong += [f"extra start “{t}”" for t in sorted(named - starts)]
     if len(read) != len(clues):

@@ -2,8 +2,9 @@
 
 `generate_questions` is a plain coroutine over records: documents and a searcher in, accepted
 and rejected `Question`s out, deterministic for its `rng` (and the teacher's replies). A draft
-that one search finds is blurred (another phrase for a step) and checked again before it is
-rejected. The build-directory runner that writes parts is `hopforge.flows.stages.questions`.
+that one search finds is blurred (another clue for a step) and checked again before it is
+rejected (a model composer words the blurred spec again). The build-directory runner that
+writes parts is `hopforge.flows.stages.questions`.
 """
 
 from __future__ import annotations
@@ -45,8 +46,8 @@ def to_question(draft: Draft, text: str, composer: str) -> Question:
     return Question(qid=draft.qid, question=text, answer=draft.answer,
                     answer_aliases=draft.answer_aliases, kind=draft.kind,  # type: ignore[arg-type]
                     hops=draft.hops, evidence=draft.evidence, answer_doc=draft.answer_doc,
-                    spec=draft.spec, min_calls=draft.min_calls, composer=composer,
-                    seed=draft.seed)
+                    spec=draft.spec, min_calls=draft.min_calls, quiet_calls=draft.quiet_calls,
+                    composer=composer, seed=draft.seed)
 
 
 async def generate_questions(
@@ -220,13 +221,17 @@ class _Stage:
             again: list[tuple[Draft, Question]] = []
             for (draft, _), q in zip(pending, checked, strict=True):
                 blurred = (self._blur(draft, q) if q.rejected == "shortcut"
-                           and self.model is None and round_ < self.config.blur_rounds else None)
+                           and round_ < self.config.blur_rounds else None)
                 if blurred is None:
                     done[q.qid] = q
                 else:
                     again.append(blurred)
             if not again:
                 break
+            if self.model is not None:  # the model words the blurred spec again
+                texts = await bounded_map(self._compose, [d for d, _ in again],
+                                          limit=self.config.concurrency)
+                again = [(d, self._record(d, t)) for (d, _), t in zip(again, texts, strict=True)]
             pending = again
         result = [done[d.qid] for d in drafts]
         if self.model is not None:

@@ -220,15 +220,15 @@ class BatchedTools:
 
 
 def limits_for(question: Question, config: TrajectoryConfig) -> TrajectoryConfig:
-    """The stop rules for one task: a task that needs more calls than `max_turns` allows (a
-    ladder's long task) gets twice its min_calls, and a no-progress window that its plan's
-    longest stretch between gold documents fits in (the question stage keeps the mix within
-    the configured rules)."""
-    if question.min_calls <= config.max_turns:
+    """The stop rules for one task. A fair plan may go `quiet_calls` calls without a new gold
+    document (ruling out the names a page shows before the one a clue picks): the no-progress
+    window is at least twice that (faults and their retries), plus a few turns. A task that
+    needs more calls than `max_turns` allows (a ladder's long task) gets twice its min_calls."""
+    quiet = max(config.no_progress_turns, 2 * question.quiet_calls + 8)
+    turns = config.max_turns if question.min_calls <= config.max_turns else 2 * question.min_calls
+    if (quiet, turns) == (config.no_progress_turns, config.max_turns):
         return config
-    return dataclasses.replace(config, max_turns=2 * question.min_calls,
-                               no_progress_turns=max(config.no_progress_turns,
-                                                     question.min_calls // 2))
+    return dataclasses.replace(config, max_turns=turns, no_progress_turns=quiet)
 
 
 async def run_trajectories(

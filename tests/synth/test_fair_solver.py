@@ -3,6 +3,7 @@
 import asyncio
 import json
 import random
+import re
 from typing import Any
 
 import pytest
@@ -93,8 +94,11 @@ def test_answers_are_right_and_unanswerable_ones_stop(build: list[Trajectory],
     stops = [t for t in build if by[t.qid].kind == "unanswerable"]
     said = [t for t in stops if t.final_answer == NOT_FOUND]
     assert len(said) >= 0.75 * len(stops)  # the rest jumped to a conclusion (early_answer)
-    why = [t for t in said if by[t.qid].spec.unanswerable in t.turns[-1].thought]  # type: ignore[union-attr]
-    assert len(why) >= 0.75 * len(said)  # the reason is in the last thought
+    for t in said:  # the last thought says what the run checked, never the spec's reason
+        last = t.turns[-1].thought
+        assert by[t.qid].spec.unanswerable not in last  # type: ignore[union-attr]
+        assert re.search(r"(\d+ of \d+|\d+ candidates?) checked, none matches", last) or (
+            "names nothing that matches" in last), last
 
 
 def test_persistent_faults_never_end_a_run_in_a_repetition_stop(

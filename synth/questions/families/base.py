@@ -42,6 +42,7 @@ class Draft:
     hops: tuple[Hop, ...]
     min_calls: int
     seed: int
+    quiet_calls: int = 0  # the most calls the plan makes between two gold documents
     alternatives: tuple[tuple[Clue, ...], ...] = ()  # other clues per step, to blur further
 
 
@@ -220,7 +221,8 @@ class Families:
     def draft(self, kind: str, spec: Spec, answer: str, aliases: tuple[str, ...], answer_doc: str,
                calls: int, seed: int, alternatives: Sequence[tuple[Clue, ...]] = ()
                ) -> Draft | None:
-        if self.max_gap and longest_gap(self.g, spec) > self.max_gap:
+        quiet = longest_gap(self.g, spec)
+        if self.max_gap and quiet > self.max_gap:
             return None  # a correct plan would trip the no-progress stop
         evidence = tuple(dict.fromkeys(
             [*(s.doc for s in spec.steps if s.doc), *(s.via for s in spec.steps if s.via)]))
@@ -229,7 +231,8 @@ class Families:
                      for s in spec.steps if s.relation == "link" and s.doc and s.via)
         return Draft(qid=spec_id(kind, spec), kind=kind, spec=spec, answer=answer,
                      answer_aliases=aliases, answer_doc=answer_doc, evidence=evidence, hops=hops,
-                     min_calls=calls, seed=seed, alternatives=tuple(alternatives))
+                     min_calls=calls, seed=seed, quiet_calls=quiet,
+                     alternatives=tuple(alternatives))
 
 
 
