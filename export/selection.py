@@ -117,7 +117,8 @@ def select(
     trajectory (see `failure`) is exported only when the filter decided to keep it, and a
     trajectory with no trained turn, or with a turn too long for any window, is left out.
     """
-    settings = window_settings or WindowSettings(max_seq_tokens=config.max_seq_tokens)
+    settings = window_settings or WindowSettings(max_seq_tokens=config.max_seq_tokens,
+                                                 reasoning=config.reasoning)
     accepted = {q.qid: q for q in sorted(inputs.questions, key=lambda q: q.qid) if not q.rejected}
     contaminated = find_contaminated(
         accepted.values(), eval_items, n=config.decontam_n, answer_context_n=config.answer_context_n

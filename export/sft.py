@@ -111,10 +111,12 @@ def _weight(message: dict[str, Any]) -> int:
 
 
 def openai_messages(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Hugging Face messages in OpenAI's layout: arguments as JSON strings, no tool names."""
+    """Hugging Face messages in OpenAI's layout: arguments as JSON strings, no tool names, and
+    no reasoning (OpenAI's fine-tuning layout has no field for it)."""
     out = []
     for m in messages:
-        m = {k: v for k, v in m.items() if not (k == "name" and m["role"] == "tool")}
+        m = {k: v for k, v in m.items()
+             if not (k == "name" and m["role"] == "tool") and k != "reasoning_content"}
         if m.get("tool_calls"):
             m["tool_calls"] = [
                 {**c, "function": {**c["function"], "arguments": json.dumps(

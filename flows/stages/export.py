@@ -42,6 +42,7 @@ from hopforge.export.records import (
     Rejected,
     ShardInfo,
 )
+from hopforge.export.row_check import RowCheck
 from hopforge.export.schemas import RecordValidator, schemas_for
 from hopforge.export.selection import BuildInputs, rows, select
 from hopforge.export.shards import ShardWriter, shard_suffix
@@ -96,6 +97,7 @@ def window_settings(build_config: dict[str, Any], config: ExportConfig) -> Windo
         context_tokens=int(table.get("context_tokens", defaults.context_tokens)),
         reserve_tokens=int(table.get("max_tokens", defaults.max_tokens)),
         max_seq_tokens=config.max_seq_tokens,
+        reasoning=config.reasoning,
     )
 
 
@@ -212,8 +214,9 @@ def export_build(build: BuildDir | str | Path, config: ExportConfig | None = Non
     shutil.rmtree(staging, ignore_errors=True)
     shards: list[ShardInfo] = []
     rejected = list(chosen.rejected)
+    check = RowCheck()
     for kind in config.kinds:
-        made = rows(chosen, kind, tools=tools, settings=settings, config=config)
+        made = check.watch(kind, rows(chosen, kind, tools=tools, settings=settings, config=config))
         written, failed = write_kind(staging, kind, made, schema=schemas[kind], config=config)
         shards += written
         rejected += failed
@@ -234,6 +237,11 @@ def export_build(build: BuildDir | str | Path, config: ExportConfig | None = Non
                     if filter_report.is_file() else [])
     stats["style_on_rows"] = style_on_rows(chosen.examples, fingerprints, StyleConfig())
     stats["untrained_windows"] = chosen.untrained_windows
+    stats["rows_checked"] = check.rows  # every SFT and ShareGPT row, read back as written
+    stats["unjustified_trained"] = check.unjustified  # trained turns their row does not justify
+    if check.unjustified:
+        log.warning("%d trained turns are not justified by their rows, e.g. %s",
+                    check.unjustified, "; ".join(check.examples))
     provenance = {
         "config_hash": config_hash(build_toml, build_config),
         "corpus_fingerprint": fingerprint,
@@ -265,6 +273,7 @@ def export_build(build: BuildDir | str | Path, config: ExportConfig | None = Non
     atomic_write_text(staging / "README.md", card)
     _swap_in(staging, build.export)
     report = {k: manifest[k] for k in ("counts", "rejected", "decontamination", "stats")}
+    report["rows_checked"], report["unjustified_trained"] = check.rows, check.unjustified
     write_json(build.reports / "export.json", report)
     log.info("exported %d records to %s", sum(s.records for s in shards), build.export)
     return ExportResult(

@@ -66,6 +66,7 @@ class TrajectoryConfig:
     no_progress_turns: int = 40  # stop rule no_progress: turns without new gold evidence
     max_invalid_turns: int = 3  # unusable turns in a row before termination error
     call_format: Literal["native", "text"] = "native"  # text: <tool_call> tags in the prompt
+    reasoning: bool = False  # a reasoning teacher: the prompt does not limit its thinking
     seed: int = 0
     faults: FaultConfig = field(default_factory=FaultConfig)
     scripted: ScriptedConfig = field(default_factory=ScriptedConfig)  # the scripted teacher
