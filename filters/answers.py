@@ -11,8 +11,10 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from hopforge.synth.answers import normalize_answer
+from hopforge.synth.records import NOT_FOUND, Question
 
-__all__ = ["exact_match", "gold_answers", "mentions_answer", "normalize_answer", "token_f1"]
+__all__ = ["answer_is_right", "exact_match", "gold_answers", "mentions_answer", "normalize_answer",
+           "token_f1"]
 
 
 def gold_answers(answer: str, aliases: Iterable[str] = ()) -> tuple[str, ...]:
@@ -58,3 +60,22 @@ def mentions_answer(text: str, golds: Sequence[str]) -> bool:
     """True when any normalized gold answer occurs as a whole-token span of the normalized text."""
     hay = f" {normalize_answer(text)} "
     return any(f" {g} " in hay for g in (normalize_answer(x) for x in golds) if g)
+
+
+def _items(text: str) -> frozenset[str]:
+    return frozenset(n for n in (normalize_answer(p) for p in text.split(";")) if n)
+
+
+def answer_is_right(prediction: str, question: Question) -> bool:
+    """Whether a final answer is the question's: "not found" only for an unanswerable question,
+    a list as the same set of titles in any order, anything else by exact match (aliases too)."""
+    pred = normalize_answer(prediction)
+    if not pred:
+        return False
+    if pred == normalize_answer(NOT_FOUND) or normalize_answer(question.answer) == normalize_answer(
+            NOT_FOUND):
+        return pred == normalize_answer(question.answer)
+    if exact_match(prediction, gold_answers(question.answer, question.answer_aliases)):
+        return True
+    listed = question.spec is not None and question.spec.answer_type == "list"
+    return listed and _items(prediction) == _items(question.answer)

@@ -280,7 +280,8 @@ def parse_config(
         names = {f.name for f in dataclasses.fields(cls)}
         if "seed" in names and "seed" not in table:
             table["seed"] = build.seed
-        if "reasoning" in names and "reasoning" not in table:
+        flags = {f.name for f in dataclasses.fields(cls) if f.type in (bool, "bool")}
+        if "reasoning" in flags and "reasoning" not in table:
             table["reasoning"] = teacher.reasoning  # [teacher] reasoning sets the agent's prompt
         stages[stage] = table_to_dataclass(section, table, cls)
     return BuildConfig(build=build, corpus=corpus, teacher=teacher, tools=tools, stages=stages,

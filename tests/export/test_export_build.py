@@ -67,8 +67,8 @@ def test_layout_manifest_and_checksums(exported: Path) -> None:
     for kind in KINDS:
         records = _records(export, kind)
         assert {s: len(r) for s, r in records.items() if r} == manifest["counts"][kind]
-    assert manifest["tools"] == {
-        "source": "system prompt",
+    assert manifest["tools"] == {  # native calls: the teacher got the schemas in `tools`
+        "source": "hopforge.corpus.tools",
         "names": ["search", "open", "find", "answer"],
     }
     assert manifest["stats"]["dropped_by_reason"] == {"style: templated": 2}
@@ -306,6 +306,5 @@ def test_questions_without_trajectories_still_give_rl_rows(tmp_path: Path) -> No
     result = export_build(build, ExportConfig(formats=("rl", "sft")))
     assert result.counts["sft/hf"] == {} and sum(result.counts["rl/verl"].values()) == 5
     row = next(read_shard(build.export / "rl/verl/train/part-00000.jsonl"))
-    assert (
-        row["prompt"][0]["role"] == "system" and '"name": "answer"' in row["prompt"][0]["content"]
-    )
+    # the schemas travel once, with verl's tool agent (its chat template renders them)
+    assert row["prompt"][0]["role"] == "system" and '"answer"' not in row["prompt"][0]["content"]
