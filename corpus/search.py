@@ -226,11 +226,11 @@ class Searcher:
         return [self._hits(r, query) for r, query in zip(ranked, queries, strict=True)]
 
     def _embed_queries(self, queries: Sequence[str]) -> np.ndarray:
-        """One vector per query, each embedded alone (kept for the next search of it).
+        """One vector per query, kept for the next search of it.
 
-        A batch pads its texts to one length and runs other kernel shapes, which moves scores
-        in their last bits; a query embedded alone has the same vector whatever else is
-        searched with it, so near-equal hits keep their order from run to run.
+        Embedders give a query the same vector whatever else is searched with it (the
+        sentence-transformers one embeds queries one at a time), so near-equal hits keep
+        their order from run to run; the cache saves embedding a repeated query again.
         """
         assert self.embedder is not None
         out = []
@@ -240,7 +240,7 @@ class Searcher:
                 if vec is not None:
                     self._query_vectors.move_to_end(query)
             if vec is None:
-                vec = self.embedder.embed([query], queries=True)[0]
+                vec = self.embedder.embed([query], queries=True)[0]  # alone: see the docstring
                 with self._query_lock:
                     self._query_vectors[query] = vec
                     if len(self._query_vectors) > QUERY_VECTOR_CACHE:

@@ -24,6 +24,7 @@ from typing import Any
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.tools import ToolResult
 from hopforge.export.justify import hide_unjustified
+from hopforge.export.token_estimate import Counter, estimate_tokens, memo_estimate
 from hopforge.export.messages import Arguments, call_ids, turn_message_pair, without_tool_schemas
 from hopforge.synth import prompts
 from hopforge.synth.annotate import shown_doc_ids
@@ -31,8 +32,6 @@ from hopforge.synth.records import Checkpoint, Trajectory, Turn
 from hopforge.synth.trajectories.context import Context
 from hopforge.synth.trajectories.loop import _pointer as elided_pointer
 
-Counter = Callable[[Sequence[dict[str, Any]], Sequence[dict[str, Any]]], int]
-CHARS_PER_TOKEN = 4
 
 
 class WindowTooLong(HopforgeError):
@@ -59,38 +58,6 @@ class Window:
     trained: tuple[int, ...]  # the turns this window trains (weight may still be 0)
     checkpoint: int  # turn of the checkpoint the window starts from; -1: the question alone
     tokens: int
-
-
-def char_tokens(messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]) -> int:
-    """Size in tokens as characters / 4 of contents, tool calls and tool schemas."""
-    return _memo_char_tokens()(messages, tools)
-
-
-def _memo_char_tokens() -> Counter:
-    """`char_tokens` for one trajectory's windows: the schemas and each call sized once.
-
-    Windows re-render the same messages many times (a long run's rows are cut by trying ever
-    longer spans); the call objects are shared between renders, so their sizes are kept by
-    identity (the cache holds the objects, so an id is never reused while it lives).
-    """
-    sized: dict[int, tuple[Any, int]] = {}
-
-    def size(obj: Any) -> int:
-        hit = sized.get(id(obj))
-        if hit is None or hit[0] is not obj:
-            hit = (obj, len(json.dumps(obj, ensure_ascii=False)))
-            sized[id(obj)] = hit
-        return hit[1]
-
-    def count(messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]) -> int:
-        chars = size(tools) if tools else 0
-        for m in messages:
-            chars += len(m.get("content") or "") + len(m["role"]) + 8
-            for call in m.get("tool_calls") or ():
-                chars += size(call["function"])
-        return math.ceil(chars / CHARS_PER_TOKEN)
-
-    return count
 
 
 def tokenizer_counter(tokenizer: Any) -> Counter:
@@ -245,10 +212,10 @@ def windows(
     *,
     arguments: Arguments = "object",
     tool_names: bool = True,
-    count: Counter = char_tokens,
+    count: Counter = estimate_tokens,
 ) -> list[Window]:
     """The windows of a trajectory, in order; raises `WindowTooLong` when a turn cannot fit."""
-    count = _memo_char_tokens() if count is char_tokens else count
+    count = memo_estimate() if count is estimate_tokens else count
     steps = _steps(traj, weights, arguments, tool_names)
     out: list[Window] = []
     for cp, carried, own, forced in _epochs(traj, steps, settings.keep_results):
@@ -263,14 +230,14 @@ def turn_windows(
     tools: Sequence[dict[str, Any]],
     settings: WindowSettings,
     *,
-    count: Counter = char_tokens,
+    count: Counter = estimate_tokens,
 ) -> list[Window]:
     """One window per trained turn: exactly the prompt the teacher got for it, then the turn.
 
     When that prompt is longer than `max_seq_tokens`, its oldest turns are left out (the
     window still starts from the epoch's checkpoint state).
     """
-    count = _memo_char_tokens() if count is char_tokens else count
+    count = memo_estimate() if count is estimate_tokens else count
     steps = _steps(traj, weights, "object", True)
     out: list[Window] = []
     # one context manager fed turn by turn and rendered itself, as in the run: each prompt

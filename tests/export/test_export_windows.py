@@ -12,7 +12,7 @@ from hopforge.corpus.layout import BuildDir
 from hopforge.corpus.parts import atomic_write_text, read_parts, write_part
 from hopforge.export.records import ExportConfig
 from hopforge.export.shards import read_shard
-from hopforge.export.windows import char_tokens
+from hopforge.export.windows import estimate_tokens
 from hopforge.flows.stages.export import export_build
 from hopforge.synth import prompts
 from hopforge.synth.annotate import label_trajectory
@@ -66,7 +66,7 @@ def test_no_row_exceeds_the_limit_and_long_runs_are_split(build: BuildDir) -> No
     rows = _rows(build, "sft/hf")
     assert rows
     for row in rows:
-        assert char_tokens(row["messages"], row["tools"]) <= MAX_SEQ
+        assert estimate_tokens(row["messages"], row["tools"]) <= MAX_SEQ
         assert row["metadata"]["window"]["tokens"] <= MAX_SEQ
     windows = Counter(r["metadata"]["tid"] for r in rows)
     assert max(windows.values()) > 1  # some trajectory needed several windows
@@ -180,7 +180,7 @@ def test_trl_rows_train_one_message_on_the_exact_prompt(build: BuildDir) -> None
         assert len(row["completion"]) == 1 and row["completion"][0]["role"] == "assistant"
         assert row["prompt"][-1]["role"] in ("tool", "user")
         assert all("weight" not in m for m in row["prompt"] + row["completion"])
-        assert char_tokens(row["prompt"] + row["completion"], row["tools"]) <= MAX_SEQ
+        assert estimate_tokens(row["prompt"] + row["completion"], row["tools"]) <= MAX_SEQ
     sharegpt = _rows(build, "sharegpt")
     assert len(sharegpt) == len(trl)
     assert all(json.loads(r["tools"]) == r_t["tools"] for r, r_t in zip(sharegpt, trl,

@@ -226,3 +226,23 @@ def test_force_reruns_one_stage_and_keeps_later_ones_when_output_is_unchanged(
     assert status["score"] == "ran"
     assert status["filter"] == status["export"] == "skipped"
     assert_same_dataset(reference, BuildDir.at(out))
+
+
+@pytest.mark.slow
+def test_dense_builds_give_the_same_rows_twice_and_after_kills(tmp_path, tiny_corpus_path):
+    """With the dense index on (hybrid search, batched queries): two uninterrupted builds and
+    one killed twice and resumed export identical rows, wall-clock fields aside."""
+    text = TINY_BUILD.format(corpus=tiny_corpus_path).replace(
+        "dense = false", "dense = true\nmax_seq_length = 96")
+    config = tmp_path / "dense.toml"
+    config.write_text(text, encoding="utf-8")
+    first, second, killed = (tmp_path / name for name in ("first", "second", "killed"))
+    assert build_process("none", config, first) == 0
+    assert build_process("none", config, second) == 0
+    for point in ("progress:trajectories:3", "write:.export.tmp:2:mid"):
+        assert build_process(point, config, killed) == -signal.SIGKILL, point
+    assert build_process("none", config, killed) == 0
+    a = BuildDir.at(first)
+    assert json.loads((a.root / "index" / "manifest.json").read_text())["dense"]
+    assert_same_dataset(a, BuildDir.at(second))
+    assert_same_dataset(a, BuildDir.at(killed))
