@@ -17,21 +17,20 @@ from __future__ import annotations
 import copy
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.tools import ToolResult
 from hopforge.export.justify import hide_unjustified
-from hopforge.export.token_estimate import Counter, estimate_tokens, memo_estimate
 from hopforge.export.messages import Arguments, call_ids, turn_message_pair, without_tool_schemas
+from hopforge.export.token_estimate import Counter, estimate_tokens, memo_estimate
 from hopforge.synth import prompts
 from hopforge.synth.annotate import shown_doc_ids
 from hopforge.synth.records import Checkpoint, Trajectory, Turn
 from hopforge.synth.trajectories.context import Context
 from hopforge.synth.trajectories.loop import _pointer as elided_pointer
-
 
 
 class WindowTooLong(HopforgeError):
