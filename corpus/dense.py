@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -62,17 +64,48 @@ class SentenceTransformerEmbedder:
         self.progress = progress
 
     def embed(self, texts: Sequence[str], *, queries: bool = False) -> np.ndarray:
-        """L2-normalized float32 embeddings, one row per text."""
+        """L2-normalized float32 embeddings, one row per text.
+
+        Queries are embedded one at a time on one thread: a batch pads its texts to one length
+        and runs other kernel shapes, which moves a vector in its last bits, so a query's
+        vector (and the order of near-equal hits) would depend on what else is searched with
+        it. Alone, a query gets the same vector in every run; one thread is the faster way to
+        run such small inputs (`python -m bench dense` measures both).
+        """
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        show = self.progress and not queries and len(texts) > self.batch_size
-        out = self.model.encode(list(texts), batch_size=self.batch_size, convert_to_numpy=True,
-                                normalize_embeddings=True, show_progress_bar=show)
-        out = np.ascontiguousarray(out, dtype=np.float32)
+        if queries:
+            with _one_thread():
+                rows = [self.model.encode([t], convert_to_numpy=True, normalize_embeddings=True,
+                                          show_progress_bar=False)[0] for t in texts]
+            out = np.ascontiguousarray(np.stack(rows), dtype=np.float32)
+        else:
+            show = self.progress and len(texts) > self.batch_size
+            out = self.model.encode(list(texts), batch_size=self.batch_size,
+                                    convert_to_numpy=True, normalize_embeddings=True,
+                                    show_progress_bar=show)
+            out = np.ascontiguousarray(out, dtype=np.float32)
         if self.dtype != "float32":  # normalized in half precision: unit length again in fp32
             norms = np.linalg.norm(out, axis=1, keepdims=True)
             out /= np.where(norms == 0, 1.0, norms)
         return out
+
+
+_THREADS = threading.Lock()
+
+
+@contextmanager
+def _one_thread() -> Iterator[None]:
+    """torch on one thread for the duration (the setting is per process, hence the lock)."""
+    import torch
+
+    with _THREADS:
+        before = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(before)
 
 
 @lru_cache(maxsize=2)

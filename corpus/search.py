@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
     from hopforge.corpus.vectors import VectorIndex
 
 log = logging.getLogger(__name__)
+
+QUERY_VECTOR_CACHE = 16_384  # query vectors kept per searcher (6 MB at 384 dimensions)
 
 # (document ordinal, score, passage index) in rank order
 Ranked = list[tuple[int, float, int]]
@@ -58,6 +61,8 @@ class Searcher:
         self.tokenizer = Tokenizer(config.tokenizer_config())
         self.embedder = embedder
         self.vectors = vectors
+        self._query_vectors: OrderedDict[str, np.ndarray] = OrderedDict()  # most recent last
+        self._query_lock = threading.Lock()  # a service may search from several threads
 
     @property
     def has_dense(self) -> bool:
@@ -180,7 +185,8 @@ class Searcher:
                 fused[d] = fused.get(d, 0.0) + part
                 if d not in best or part > best[d][0]:
                     best[d] = (part, p)
-        order = sorted(fused, key=lambda d: (-fused[d], d))[:k]
+        docs = self._docs  # equal scores: the lower doc_id first
+        order = sorted(fused, key=lambda d: (-fused[d], docs[d].doc_id))[:k]
         return [(d, fused[d], best[d][1]) for d in order]
 
     def _hits(self, ranked: Ranked, query: str) -> list[Hit]:
@@ -206,8 +212,7 @@ class Searcher:
         if mode == "bm25":
             ranked = [self._bm25_ranked(query, k) for query in queries]
         else:
-            assert self.embedder is not None
-            qvecs = self.embedder.embed(queries, queries=True)
+            qvecs = self._embed_queries(queries)
             if mode == "dense":
                 ranked = self._dense_ranked(qvecs, k)
             else:
@@ -219,6 +224,29 @@ class Searcher:
             ranked = [self._title_first(r, query, k) for r, query in zip(ranked, queries,
                                                                          strict=True)]
         return [self._hits(r, query) for r, query in zip(ranked, queries, strict=True)]
+
+    def _embed_queries(self, queries: Sequence[str]) -> np.ndarray:
+        """One vector per query, kept for the next search of it.
+
+        Embedders give a query the same vector whatever else is searched with it (the
+        sentence-transformers one embeds queries one at a time), so near-equal hits keep
+        their order from run to run; the cache saves embedding a repeated query again.
+        """
+        assert self.embedder is not None
+        out = []
+        for query in queries:
+            with self._query_lock:
+                vec = self._query_vectors.get(query)
+                if vec is not None:
+                    self._query_vectors.move_to_end(query)
+            if vec is None:
+                vec = self.embedder.embed([query], queries=True)[0]  # alone: see the docstring
+                with self._query_lock:
+                    self._query_vectors[query] = vec
+                    if len(self._query_vectors) > QUERY_VECTOR_CACHE:
+                        self._query_vectors.popitem(last=False)
+            out.append(vec)
+        return np.stack(out)
 
     def _title_first(self, ranked: Ranked, query: str, k: int) -> Ranked:
         """`ranked` with the document whose title (or an alias) is the query itself first, or

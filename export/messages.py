@@ -110,6 +110,8 @@ def turn_message_pair(
     """A turn's assistant message and what followed it (the tool result, or a correction)."""
     if turn.call is None:
         msg: dict[str, Any] = {"role": "assistant", "content": turn.raw}
+        if turn.reasoning:
+            msg["reasoning_content"] = turn.reasoning
         if with_weights:
             msg["weight"] = 0
         return msg, {"role": "user", "content": feedback(turn)}
@@ -118,6 +120,8 @@ def turn_message_pair(
         args = json.dumps(args, ensure_ascii=False, sort_keys=True)
     call = {"id": cid, "type": "function", "function": {"name": turn.call.name, "arguments": args}}
     msg = {"role": "assistant", "content": turn.thought, "tool_calls": [call]}
+    if turn.reasoning:
+        msg["reasoning_content"] = turn.reasoning  # what reasoning chat templates render
     if with_weights:
         msg["weight"] = weight
     tool: dict[str, Any] = {"role": "tool", "tool_call_id": cid, "content": turn.result}

@@ -20,6 +20,7 @@ KINDS: dict[str, tuple[str, ...]] = {
 }
 SPLITS: tuple[str, ...] = ("train", "validation")
 SCHEMA_VERSION = 1
+REASONING_MODES: tuple[str, ...] = ("keep", "last", "drop")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -44,6 +45,7 @@ class ExportConfig:
     licence: str = ""  # licence of the corpus; empty: found from the build
     max_seq_tokens: int = 32_768  # longest SFT row; longer trajectories are cut into windows
     tokenizer: str = ""  # tokenizer (name or folder, loaded offline) that counts row tokens
+    reasoning: str = "keep"  # keep | last | drop: which assistant messages keep their reasoning
 
     def __post_init__(self) -> None:
         unknown = [f for f in self.formats if f not in FORMATS]
@@ -70,6 +72,11 @@ class ExportConfig:
                 " at least 1"
             )
 
+        if self.reasoning not in REASONING_MODES:
+            raise HopforgeError(
+                f"[export] reasoning = {self.reasoning!r} is not valid: use keep (every "
+                "assistant message keeps its reasoning), last (only the trained last one) or drop"
+            )
         if not 256 <= self.max_seq_tokens <= 10_000_000:
             raise HopforgeError(
                 f"max_seq_tokens={self.max_seq_tokens} must be in [256, 10000000], the longest "

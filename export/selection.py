@@ -24,7 +24,7 @@ from hopforge.export.windows import Counter as TokenCounter
 from hopforge.export.windows import (
     WindowSettings,
     WindowTooLong,
-    char_tokens,
+    estimate_tokens,
     turn_windows,
     windows,
 )
@@ -83,7 +83,7 @@ def with_windows(
     tools: Sequence[dict[str, Any]],
     settings: WindowSettings,
     *,
-    count: TokenCounter = char_tokens,
+    count: TokenCounter = estimate_tokens,
 ) -> tuple[Example, int]:
     """The example with its turns labelled and its SFT windows, and how many windows had no
     trained turn (left out; an example without any window is not exported)."""
@@ -108,7 +108,7 @@ def select(
     default_prompt: str = "",
     tools: Sequence[dict[str, Any]] = (),
     window_settings: WindowSettings | None = None,
-    count: TokenCounter = char_tokens,
+    count: TokenCounter = estimate_tokens,
 ) -> Selection:
     """Decontaminate, split by chain, and pick the trajectories, questions and pairs to export.
 
@@ -117,7 +117,8 @@ def select(
     trajectory (see `failure`) is exported only when the filter decided to keep it, and a
     trajectory with no trained turn, or with a turn too long for any window, is left out.
     """
-    settings = window_settings or WindowSettings(max_seq_tokens=config.max_seq_tokens)
+    settings = window_settings or WindowSettings(max_seq_tokens=config.max_seq_tokens,
+                                                 reasoning=config.reasoning)
     accepted = {q.qid: q for q in sorted(inputs.questions, key=lambda q: q.qid) if not q.rejected}
     contaminated = find_contaminated(
         accepted.values(), eval_items, n=config.decontam_n, answer_context_n=config.answer_context_n

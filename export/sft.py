@@ -21,9 +21,10 @@ from typing import Any, Literal
 from hopforge.export.messages import turn_weights
 from hopforge.export.records import Example
 from hopforge.export.windows import Window
+from hopforge.filters.answers import answer_is_right
 from hopforge.filters.records import Score
 from hopforge.synth.annotate import useful_share
-from hopforge.synth.records import TURN_LABELS
+from hopforge.synth.records import TURN_LABELS, Turn
 
 Flavour = Literal["openai", "hf", "trl"]
 REWARD_FIELDS = (
@@ -55,10 +56,19 @@ def rewards(score: Score | None) -> dict[str, Any]:
 
 
 def example_weights(ex: Example) -> list[int]:
-    """Per-turn weights; turns the filter made context only (style caps) weigh 0."""
+    """Per-turn weights; turns the filter made context only (style caps) weigh 0, and so does a
+    final answer that is not the question's (a wrong title, or "not found" on a question that
+    has an answer): a wrong answer is never a target."""
     weights = turn_weights(ex.trajectory, ex.score.turn_rewards if ex.score else ())
     off = set(ex.decision.context_turns) if ex.decision else set()
-    return [0 if t.index in off else w for t, w in zip(ex.trajectory.turns, weights, strict=True)]
+    return [0 if t.index in off or _wrong_answer(t, ex) else w
+            for t, w in zip(ex.trajectory.turns, weights, strict=True)]
+
+
+def _wrong_answer(turn: Turn, ex: Example) -> bool:
+    if turn.call is None or turn.call.name != "answer":
+        return False
+    return not answer_is_right(str(turn.call.arguments.get("text", "")), ex.question)
 
 
 def trajectory_metadata(ex: Example, weights: Sequence[int]) -> dict[str, Any]:
@@ -111,10 +121,12 @@ def _weight(message: dict[str, Any]) -> int:
 
 
 def openai_messages(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Hugging Face messages in OpenAI's layout: arguments as JSON strings, no tool names."""
+    """Hugging Face messages in OpenAI's layout: arguments as JSON strings, no tool names, and
+    no reasoning (OpenAI's fine-tuning layout has no field for it)."""
     out = []
     for m in messages:
-        m = {k: v for k, v in m.items() if not (k == "name" and m["role"] == "tool")}
+        m = {k: v for k, v in m.items()
+             if not (k == "name" and m["role"] == "tool") and k != "reasoning_content"}
         if m.get("tool_calls"):
             m["tool_calls"] = [
                 {**c, "function": {**c["function"], "arguments": json.dumps(

@@ -6,8 +6,10 @@ trained turn, the conversation exactly the prompt the teacher had for it (see
 export/windows.py) and ending on that turn, to be trained with `mask_history: true`. `conversations` alternates a user side (`human`, `observation`) at even positions with a model
 side (`gpt`, `function_call`) at odd ones, and ends on the model side, as LLaMA-Factory's
 converter requires: the result of the last call, which the model never acted on, is left out.
-A `function_call` value is `{"name", "arguments"}` JSON, preceded by the turn's thought in
-`<think>` tags when there is one (LLaMA-Factory's default thought words). A turn whose call did
+A `function_call` value is `{"name", "arguments"}` JSON, preceded by the turn's reasoning and
+visible thought in `<think>` tags when it has either (LLaMA-Factory's default thought words; its
+function formatter reads JSON after them); a `gpt` message starts with its reasoning in `<think>`
+tags the same way. A turn whose call did
 not parse is a `gpt` message with the raw text. `system` is the system prompt and `tools` the
 tool schemas as a JSON string.
 """
@@ -32,6 +34,11 @@ def function_call_value(name: str, arguments: dict[str, Any], thought: str) -> s
     return f"<think>\n{thought}\n</think>\n\n{call}" if thought else call
 
 
+def think(reasoning: str, thought: str) -> str:
+    """The text inside `<think>`: the reasoning, then the visible thought, either may be empty."""
+    return "\n\n".join(t for t in (reasoning.strip(), thought.strip()) if t)
+
+
 def conversation(messages: Sequence[dict[str, Any]]) -> tuple[str, list[dict[str, str]]]:
     """Chat messages (Hugging Face layout) as a ShareGPT system prompt and conversation."""
     system = ""
@@ -46,10 +53,13 @@ def conversation(messages: Sequence[dict[str, Any]]) -> tuple[str, list[dict[str
             conv.append({"from": "observation", "value": content})
         elif m.get("tool_calls"):
             fn = m["tool_calls"][0]["function"]
+            thought = think(m.get("reasoning_content") or "", content)
             conv.append({"from": "function_call",
-                         "value": function_call_value(fn["name"], fn["arguments"], content)})
+                         "value": function_call_value(fn["name"], fn["arguments"], thought)})
         else:
-            conv.append({"from": "gpt", "value": content})
+            reasoning = (m.get("reasoning_content") or "").strip()
+            value = f"<think>\n{reasoning}\n</think>\n\n{content}" if reasoning else content
+            conv.append({"from": "gpt", "value": value})
     return system, conv
 
 

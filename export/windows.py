@@ -17,21 +17,20 @@ from __future__ import annotations
 import copy
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.tools import ToolResult
+from hopforge.export.justify import hide_unjustified
 from hopforge.export.messages import Arguments, call_ids, turn_message_pair, without_tool_schemas
+from hopforge.export.token_estimate import Counter, estimate_tokens, memo_estimate
 from hopforge.synth import prompts
 from hopforge.synth.annotate import shown_doc_ids
 from hopforge.synth.records import Checkpoint, Trajectory, Turn
 from hopforge.synth.trajectories.context import Context
 from hopforge.synth.trajectories.loop import _pointer as elided_pointer
-
-Counter = Callable[[Sequence[dict[str, Any]], Sequence[dict[str, Any]]], int]
-CHARS_PER_TOKEN = 4
 
 
 class WindowTooLong(HopforgeError):
@@ -46,6 +45,7 @@ class WindowSettings:
     context_tokens: int = 32_768
     reserve_tokens: int = 1024
     max_seq_tokens: int = 32_768
+    reasoning: str = "keep"  # keep | last | drop: which assistant messages show their reasoning
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -57,38 +57,6 @@ class Window:
     trained: tuple[int, ...]  # the turns this window trains (weight may still be 0)
     checkpoint: int  # turn of the checkpoint the window starts from; -1: the question alone
     tokens: int
-
-
-def char_tokens(messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]) -> int:
-    """Size in tokens as characters / 4 of contents, tool calls and tool schemas."""
-    return _memo_char_tokens()(messages, tools)
-
-
-def _memo_char_tokens() -> Counter:
-    """`char_tokens` for one trajectory's windows: the schemas and each call sized once.
-
-    Windows re-render the same messages many times (a long run's rows are cut by trying ever
-    longer spans); the call objects are shared between renders, so their sizes are kept by
-    identity (the cache holds the objects, so an id is never reused while it lives).
-    """
-    sized: dict[int, tuple[Any, int]] = {}
-
-    def size(obj: Any) -> int:
-        hit = sized.get(id(obj))
-        if hit is None or hit[0] is not obj:
-            hit = (obj, len(json.dumps(obj, ensure_ascii=False)))
-            sized[id(obj)] = hit
-        return hit[1]
-
-    def count(messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]) -> int:
-        chars = size(tools) if tools else 0
-        for m in messages:
-            chars += len(m.get("content") or "") + len(m["role"]) + 8
-            for call in m.get("tool_calls") or ():
-                chars += size(call["function"])
-        return math.ceil(chars / CHARS_PER_TOKEN)
-
-    return count
 
 
 def tokenizer_counter(tokenizer: Any) -> Counter:
@@ -154,17 +122,22 @@ def _context(traj: Trajectory, question: str, settings: WindowSettings) -> Conte
     """A fresh context manager with the run's settings, before any turn."""
     return Context(without_tool_schemas(traj.system_prompt), question,
                    keep_results=settings.keep_results, context_tokens=settings.context_tokens,
-                   reserve_tokens=settings.reserve_tokens)
+                   reserve_tokens=settings.reserve_tokens,
+                   reasoning="keep" if settings.reasoning == "keep" else "drop")
 
 
-def _prompt(ctx: Context, step: _Step, *, forced: bool) -> list[dict[str, Any]]:
+def _prompt(ctx: Context, step: _Step, *, forced: bool, reasoning: str = "keep"
+            ) -> list[dict[str, Any]]:
     """The prompt `ctx` renders now (the forced-answer request last when `forced`), then
-    `step`'s assistant message; copies, so a row may change their weights."""
+    `step`'s assistant message (with its reasoning unless `reasoning` is drop); copies, so a
+    row may change their weights."""
     extra = {"role": "user", "content": prompts.AGENT_FORCE_ANSWER} if forced else None
     messages = [dict(m) for m in ctx.render(extra=extra, compact=forced)]
     if not messages[0].get("content"):
         messages = messages[1:]  # no system prompt
-    return [*messages, dict(step.assistant)]
+    last = {k: v for k, v in step.assistant.items()
+            if not (k == "reasoning_content" and reasoning == "drop")}
+    return [*messages, last]
 
 
 class _Feed:
@@ -181,6 +154,7 @@ class _Feed:
         self.ctx = _context(traj, question, settings)
         self.cps = {c.turn: c for c in traj.checkpoints}
         self.cp = cp
+        self.reasoning = settings.reasoning
 
     def feed(self, step: _Step) -> None:
         self.ctx.add_step(step.turn, step.assistant, step.result or {}, step.pointer)
@@ -196,7 +170,7 @@ class _Feed:
         view = copy.copy(self.ctx)
         if self.cp is not None and view.checkpoint is None:
             view.set_checkpoint(self.cp)  # the window starts after the turns that led to it
-        return _prompt(view, last, forced=forced)
+        return _prompt(view, last, forced=forced, reasoning=self.reasoning)
 
 
 def _render(traj: Trajectory, question: str, cp: Checkpoint | None, steps: Sequence[_Step],
@@ -237,10 +211,10 @@ def windows(
     *,
     arguments: Arguments = "object",
     tool_names: bool = True,
-    count: Counter = char_tokens,
+    count: Counter = estimate_tokens,
 ) -> list[Window]:
     """The windows of a trajectory, in order; raises `WindowTooLong` when a turn cannot fit."""
-    count = _memo_char_tokens() if count is char_tokens else count
+    count = memo_estimate() if count is estimate_tokens else count
     steps = _steps(traj, weights, arguments, tool_names)
     out: list[Window] = []
     for cp, carried, own, forced in _epochs(traj, steps, settings.keep_results):
@@ -255,14 +229,14 @@ def turn_windows(
     tools: Sequence[dict[str, Any]],
     settings: WindowSettings,
     *,
-    count: Counter = char_tokens,
+    count: Counter = estimate_tokens,
 ) -> list[Window]:
     """One window per trained turn: exactly the prompt the teacher got for it, then the turn.
 
     When that prompt is longer than `max_seq_tokens`, its oldest turns are left out (the
     window still starts from the epoch's checkpoint state).
     """
-    count = _memo_char_tokens() if count is char_tokens else count
+    count = memo_estimate() if count is estimate_tokens else count
     steps = _steps(traj, weights, "object", True)
     out: list[Window] = []
     # one context manager fed turn by turn and rendered itself, as in the run: each prompt
@@ -273,7 +247,7 @@ def turn_windows(
             if step.assistant.get("weight"):
                 is_forced = forced and i == len(own) - 1
                 shown = [*carried, *own[: i + 1]]
-                msgs = _prompt(run.ctx, step, forced=is_forced)
+                msgs = _prompt(run.ctx, step, forced=is_forced, reasoning=settings.reasoning)
                 tokens = count(msgs, tools)
                 trimmed: _Feed | None = None  # the shown turns before `step`, fed once
                 while tokens > settings.max_seq_tokens:  # the oldest turns leave the row
@@ -310,7 +284,7 @@ def _one_turn(traj: Trajectory, step: _Step, msgs: list[dict[str, Any]], shown: 
     what even the teacher's prompt did not show."""
     for m in _assistants(msgs)[:-1]:
         m["weight"] = 0
-    _hide_unseen(msgs)
+    hide_unjustified(msgs)
     if not msgs[-1].get("weight"):
         return None
     n = len(_assistants(msgs))
@@ -337,7 +311,7 @@ def _split(traj: Trajectory, question: str, cp: Checkpoint | None, carried: list
         for m, s in zip(assistants, shown[len(shown) - len(assistants):], strict=True):
             if id(s) in before and "weight" in m:
                 m["weight"] = 0  # trained in the window before
-        _hide_unseen(msgs)
+        hide_unjustified(msgs)
         rendered = shown[len(shown) - len(assistants):]
         return Window(messages=tuple(msgs), turns=tuple(s.turn for s in rendered),
                       trained=tuple(s.turn for s in trained),
@@ -379,27 +353,6 @@ def _split(traj: Trajectory, question: str, cp: Checkpoint | None, carried: list
         context = shown[-settings.keep_results:] if settings.keep_results else []
         start, feed = end, None
     return out
-
-
-def _hide_unseen(messages: list[dict[str, Any]]) -> None:
-    """Weight 0 for a call whose doc_id or find pattern the row does not show before it.
-
-    An earlier turn of a window sees its older results elided, as the window's last prompt shows
-    them; a call that read its doc_id or pattern from a result elided here is not a target here
-    (the one-turn layouts, `turn_windows`, train it on the exact prompt it had).
-    """
-    text = ""  # every content shown before this message, lower-cased, one per line
-    for m in messages:
-        if m["role"] == "assistant" and m.get("weight") and m.get("tool_calls"):
-            fn = m["tool_calls"][0]["function"]
-            args = fn["arguments"] if isinstance(fn["arguments"], dict) else \
-                json.loads(fn["arguments"])
-            wanted = [str(args.get("doc_id", ""))] if fn["name"] in ("open", "find") else []
-            if fn["name"] == "find":
-                wanted.append(str(args.get("pattern", "")))
-            if any(w.lower() not in text for w in wanted):
-                m["weight"] = 0
-        text += (m.get("content") or "").lower() + "\n"
 
 
 def _assistants(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -16,8 +16,8 @@ from hopforge.synth.answers import list_items, normalize_answer
 from hopforge.synth.records import NOT_FOUND, Question
 from hopforge.synth.reward import grade
 
-__all__ = ["answer_type", "exact_match", "gold_answers", "grade_answer", "list_items",
-           "mentions_answer", "normalize_answer", "token_f1", "unanswerable"]
+__all__ = ["answer_is_right", "answer_type", "exact_match", "gold_answers", "grade_answer",
+           "list_items", "mentions_answer", "normalize_answer", "token_f1", "unanswerable"]
 
 
 def unanswerable(question: Question) -> bool:
@@ -83,3 +83,10 @@ def grade_answer(prediction: str, question: Question) -> float:
     """The answer reward of `prediction` for `question` (1.0 or 0.0), as the RL rows grade it."""
     golds = gold_answers(question.answer, question.answer_aliases)
     return grade(prediction, golds, answer_type(question))
+
+
+def answer_is_right(prediction: str, question: Question) -> bool:
+    """Whether a final answer is the question's, as the answer reward grades it: "not found"
+    only for an unanswerable question, a list as the same set of titles in any order, anything
+    else by exact match (aliases too)."""
+    return grade_answer(prediction, question) == 1.0

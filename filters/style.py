@@ -143,11 +143,13 @@ class TrajectoryStyle:
 
 
 def thought_texts(traj: Trajectory) -> list[str]:
-    """Free text the teacher wrote in each turn (thought, or raw text when nothing parsed)."""
+    """Free text the teacher wrote in each turn: its reasoning, then its thought (or the raw
+    text when nothing parsed); a reasoning teacher's fingerprints sit mostly in its reasoning."""
     out = []
     for t in traj.turns:
-        text = t.thought or ("" if t.call is not None else t.raw)
-        if text.strip():
+        shown = t.thought or ("" if t.call is not None else t.raw)
+        text = "\n\n".join(p for p in (t.reasoning.strip(), shown.strip()) if p)
+        if text:
             out.append(text)
     return out
 

@@ -27,6 +27,12 @@ from hopforge.synth.records import Fault, Question, ToolCall, Trajectory, Turn
 
 _NON_WORD = re.compile(r"[^\w]+")
 _SHOWN_ID = re.compile(r"\[doc_id: ([^\]\s]+)\]")
+# where a result names a document's title beside its doc_id: a search hit's line, an opened
+# page's head line, a find result's head line
+_HIT_TITLE = re.compile(r"^\s*\d+\. \[doc_id: ([^\]\s]+)\] (.+?)\s*$", re.MULTILINE)
+_PAGE_TITLE = re.compile(r"\A(.+?) \[doc_id: ([^\]\s]+)\] page \d+")
+_FIND_TITLE = re.compile(r'\A(?:\d+ line\(s\) match|No match for) "(?:[^"\\]|\\.)*" in (.+?) '
+                         r"\[doc_id: ([^\]\s]+)\]")
 USEFUL_LABELS: tuple[str, ...] = ("progress", "recovery")
 READ_TOOLS: tuple[str, ...] = ("open", "find")
 
@@ -76,6 +82,16 @@ def shown_doc_ids(turn: Turn) -> tuple[str, ...]:
     if turn.fault is not None and turn.fault.kind in ("empty", "timeout"):
         return ()
     return tuple(dict.fromkeys(_SHOWN_ID.findall(turn.result)))
+
+
+def shown_titles(text: str) -> dict[str, str]:
+    """The title a tool result showed beside each doc_id (search hits, an opened page, a find)."""
+    titles = {doc: title for doc, title in _HIT_TITLE.findall(text)}
+    for pattern in (_PAGE_TITLE, _FIND_TITLE):
+        match = pattern.match(text)
+        if match:
+            titles.setdefault(match.group(2), match.group(1))
+    return titles
 
 
 class TurnJudge:

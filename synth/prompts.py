@@ -74,21 +74,30 @@ Question: {question}"""
 
 
 # --- the search agent (synth/trajectories/loop.py) ---
-# Rendered by hopforge.synth.trajectories.loop and .context. `{tools}` is the JSON of the tool
-# schemas; `{call_format}` is AGENT_TEXT_CALLS for servers without native tool calls, else "".
+# Rendered by hopforge.synth.trajectories.loop and .context. `{tools}` is AGENT_TOOL_SCHEMAS with
+# the JSON of the tool schemas for servers without native tool calls, else "" (the request's
+# `tools` carries them, and the chat template renders them once); `{thinking}` is AGENT_BRIEF or,
+# for reasoning teachers (`[teacher] reasoning = true`), AGENT_REASONING; `{call_format}` is
+# AGENT_TEXT_CALLS for servers without native tool calls, else "".
 # AGENT_TEXT_CALLS and AGENT_CHECKPOINT are sent as they are (not formatted).
 
 AGENT_SYSTEM = """You are a research assistant who answers multi-hop questions by searching a \
 document collection. Do not answer from memory: every fact you use must come from a document you \
-read with the tools.
+read with the tools.{tools}
+
+{thinking} Search with short keyword queries, open a promising hit by its doc_id, and use find \
+to locate a name or phrase inside a document. When you know the answer, call answer with only \
+the answer (a name, a date or a number).{call_format}"""
+
+AGENT_TOOL_SCHEMAS = """
 
 Tools (JSON schemas):
-{tools}
+{tools}"""
 
-In each message write one short sentence of reasoning, then call exactly one tool. Search with \
-short keyword queries, open a promising hit by its doc_id, and use find to locate a name or phrase \
-inside a document. When you know the answer, call answer with only the answer (a name, a date or \
-a number).{call_format}"""
+AGENT_BRIEF = "In each message write one short sentence of reasoning, then call exactly one tool."
+
+AGENT_REASONING = """Think before each call for as long as the step needs: what the results so \
+far show, what is still unknown, and which call settles it. Then call exactly one tool."""
 
 AGENT_TEXT_CALLS = """
 

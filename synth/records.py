@@ -272,7 +272,8 @@ class Turn:
 
     index: int
     raw: str  # the assistant message as produced (content text, or serialized tool call)
-    thought: str = ""  # free text / reasoning that came with the call
+    thought: str = ""  # the visible text that came with the call
+    reasoning: str = ""  # the model's reasoning (`reasoning_content`), kept beside the text
     call: ToolCall | None = None  # parsed call; None when parsing failed
     result: str = ""  # the tool result shown to the model (after any fault)
     fault: Fault | None = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 import sys
 from pathlib import Path
@@ -103,8 +104,8 @@ def _run(args: argparse.Namespace) -> int:
     from hopforge.flows.stages.trajectories import run_trajectories_build
     from tqdm import tqdm
 
-    config = config_from_args(args)
     settings = resolve_teacher(args)
+    config = dataclasses.replace(config_from_args(args), reasoning=settings.config.reasoning)
     begun = begin_command(args.build, "trajectories", config, force=args.force,
                           teacher=(settings.config.kind, settings.config.model))
     if isinstance(begun, StageResult):

@@ -92,6 +92,7 @@ class TeacherConfig:
         "response_format", "guided_json", "structured_outputs", "none"
     ] = "response_format"
     stream: bool = True  # streamed answers: the read timeout bounds silence, not the whole answer
+    reasoning: bool = False  # a reasoning model: its thinking is kept and not limited by the prompt
 
     def __post_init__(self) -> None:
         for url in self.urls:
@@ -111,6 +112,9 @@ class TeacherConfig:
                               "use 0 or more")
         if not isinstance(self.stream, bool):
             raise ConfigError(f"[teacher] stream = {self.stream!r} is not allowed: "
+                              "use true or false")
+        if not isinstance(self.reasoning, bool):
+            raise ConfigError(f"[teacher] reasoning = {self.reasoning!r} is not allowed: "
                               "use true or false")
 
     @property
@@ -282,6 +286,9 @@ def parse_config(
         names = {f.name for f in dataclasses.fields(cls)}
         if "seed" in names and "seed" not in table:
             table["seed"] = build.seed
+        flags = {f.name for f in dataclasses.fields(cls) if f.type in (bool, "bool")}
+        if "reasoning" in flags and "reasoning" not in table:
+            table["reasoning"] = teacher.reasoning  # [teacher] reasoning sets the agent's prompt
         stages[stage] = table_to_dataclass(section, table, cls)
     return BuildConfig(build=build, corpus=corpus, teacher=teacher, tools=tools, stages=stages,
                        base_dir=base_dir,

@@ -125,6 +125,12 @@ def add_teacher_arguments(parser: argparse.ArgumentParser) -> None:
         "bounds each whole answer",
     )
     group.add_argument(
+        "--reasoning",
+        action="store_true",
+        help="the teacher is a reasoning model: keep its reasoning on every turn and do not "
+        "limit it in the agent's prompt ([teacher] reasoning = true)",
+    )
+    group.add_argument(
         "--teacher-retries",
         type=int,
         default=_DEFAULT.max_retries,
@@ -199,6 +205,7 @@ def resolve_teacher(
         max_retries=retries,
         structured_output=getattr(args, "structured_output", _DEFAULT.structured_output),
         stream=getattr(args, "stream", _DEFAULT.stream),
+        reasoning=bool(getattr(args, "reasoning", _DEFAULT.reasoning)),
     )
     return TeacherSettings(config=config, api_key=api_key_from(env) or None,
                            record=env.get(ENV_RECORD, ""))

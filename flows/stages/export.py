@@ -45,12 +45,13 @@ from hopforge.export.records import (
     ShardInfo,
 )
 from hopforge.export.rl import VERL_TOOL_CONFIG, verl_tool_config
+from hopforge.export.row_check import RowCheck
 from hopforge.export.schemas import RecordValidator, schemas_for
 from hopforge.export.selection import BuildInputs, rows, select
 from hopforge.export.shards import ShardWriter, shard_suffix
 from hopforge.export.sharegpt import dataset_info
 from hopforge.export.windows import Counter as TokenCounter
-from hopforge.export.windows import WindowSettings, char_tokens, tokenizer_counter
+from hopforge.export.windows import WindowSettings, estimate_tokens, tokenizer_counter
 from hopforge.filters.records import Decision, PreferencePair, Score
 from hopforge.filters.style import StyleConfig
 from hopforge.synth.records import Question, Trajectory
@@ -116,13 +117,15 @@ def window_settings(build_config: dict[str, Any], config: ExportConfig) -> Windo
         context_tokens=int(table.get("context_tokens", defaults.context_tokens)),
         reserve_tokens=int(table.get("max_tokens", defaults.max_tokens)),
         max_seq_tokens=config.max_seq_tokens,
+        reasoning=config.reasoning,
     )
 
 
 def token_counter(tokenizer: str) -> TokenCounter:
-    """Counts row tokens with the named tokenizer (offline), or as characters / 4 without one."""
+    """Counts row tokens with the named tokenizer (offline), or without one an estimate that lies
+    above Qwen2.5's and Llama 3's counts (hopforge.export.token_estimate)."""
     if not tokenizer:
-        return char_tokens
+        return estimate_tokens
     from transformers import AutoTokenizer
 
     try:
@@ -131,7 +134,7 @@ def token_counter(tokenizer: str) -> TokenCounter:
         raise HopforgeError(
             f"[export] tokenizer = {tokenizer!r} could not be loaded offline ({exc}); give a "
             "local tokenizer folder or a model already in the Hugging Face cache, or leave it "
-            "empty to count characters / 4"
+            "empty to count with the export's upper-bound estimate"
         ) from None
     return tokenizer_counter(tok)
 
@@ -235,8 +238,9 @@ def export_build(build: BuildDir | str | Path, config: ExportConfig | None = Non
     shutil.rmtree(staging, ignore_errors=True)
     shards: list[ShardInfo] = []
     rejected = list(chosen.rejected)
+    check = RowCheck()
     for kind in config.kinds:
-        made = rows(chosen, kind, tools=tools, settings=settings, config=config)
+        made = check.watch(kind, rows(chosen, kind, tools=tools, settings=settings, config=config))
         written, failed = write_kind(staging, kind, made, schema=schemas[kind], config=config)
         shards += written
         rejected += failed
@@ -260,6 +264,11 @@ def export_build(build: BuildDir | str | Path, config: ExportConfig | None = Non
     stats["style_on_rows"] = style_on_rows(chosen.examples, fingerprints, StyleConfig())
     stats["untrained_windows"] = chosen.untrained_windows
     stats["training"] = training_lengths(chosen.examples, config.tokenizer)
+    stats["rows_checked"] = check.rows  # every SFT and ShareGPT row, read back as written
+    stats["unjustified_trained"] = check.unjustified  # trained turns their row does not justify
+    if check.unjustified:
+        log.warning("%d trained turns are not justified by their rows, e.g. %s",
+                    check.unjustified, "; ".join(check.examples))
     provenance = {
         "config_hash": config_hash(build_toml, build_config),
         "corpus_fingerprint": fingerprint,
@@ -291,6 +300,7 @@ def export_build(build: BuildDir | str | Path, config: ExportConfig | None = Non
     atomic_write_text(staging / "README.md", card)
     _swap_in(staging, build.export)
     report = {k: manifest[k] for k in ("counts", "rejected", "decontamination", "stats")}
+    report["rows_checked"], report["unjustified_trained"] = check.rows, check.unjustified
     write_json(build.reports / "export.json", report)
     log.info("exported %d records to %s", sum(s.records for s in shards), build.export)
     return ExportResult(

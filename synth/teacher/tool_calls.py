@@ -166,9 +166,8 @@ def parse_completion(completion: Completion) -> ParsedCall:
     text = completion.text or ""
     if completion.tool_calls:
         parsed = parse_native_tool_calls(completion.tool_calls, raw=text)
-        thought = text.strip() or completion.reasoning.strip()
         return ParsedCall(
-            call=parsed.call, thought=thought, fmt="native", extra_calls=parsed.extra_calls
+            call=parsed.call, thought=text.strip(), fmt="native", extra_calls=parsed.extra_calls
         )
     if _TAG_OPEN in text:
         parsed = parse_tagged_tool_call(text)
@@ -184,14 +183,7 @@ def parse_completion(completion: Completion) -> ParsedCall:
             'answer with {"text": "..."}.',
             text,
         )
-    if not parsed.thought and completion.reasoning:
-        return ParsedCall(
-            call=parsed.call,
-            thought=completion.reasoning.strip(),
-            fmt=parsed.fmt,
-            extra_calls=parsed.extra_calls,
-        )
-    return parsed
+    return parsed  # the reasoning stays apart, on `completion.reasoning`
 
 
 def _fenced_has_object(text: str) -> bool:

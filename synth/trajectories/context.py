@@ -113,11 +113,18 @@ class _Step:
     pointer_chars: int
 
 
+REASONING_MODES: tuple[str, ...] = ("keep", "last", "drop")
+
+
 def _size(message: Message) -> int:
     content = message.get("content") or ""
     calls = message.get("tool_calls")
-    extra = sum(len(c["function"]["arguments"]) + 24 for c in calls) if calls else 0
-    return len(content) + extra
+    extra = sum(len(_arguments(c["function"]["arguments"])) + 24 for c in calls) if calls else 0
+    return len(content) + len(message.get("reasoning_content") or "") + extra
+
+
+def _arguments(arguments: Any) -> str:
+    return arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
 
 
 class Context:
@@ -131,7 +138,11 @@ class Context:
         keep_results: int,
         context_tokens: int,
         reserve_tokens: int,
+        reasoning: str = "keep",
     ) -> None:
+        if reasoning not in REASONING_MODES:
+            raise ValueError(f"reasoning = {reasoning!r}: use one of {', '.join(REASONING_MODES)}")
+        self.reasoning = reasoning  # keep: earlier assistant messages show their reasoning
         self.system = {"role": "system", "content": system_prompt}
         self.question_text = prompts.AGENT_QUESTION.format(question=question)
         self.keep_results = keep_results
@@ -158,7 +169,13 @@ class Context:
         return [self.system, {"role": "user", "content": text}]
 
     def add_step(self, turn: int, assistant: Message, result: Message, pointer: str | None) -> None:
-        """Append one turn; `pointer` is the short text that replaces the result once it is old."""
+        """Append one turn; `pointer` is the short text that replaces the result once it is old.
+
+        Unless the manager keeps reasoning, the assistant message is shown (and sized) without
+        its `reasoning_content`.
+        """
+        if self.reasoning != "keep" and "reasoning_content" in assistant:
+            assistant = {k: v for k, v in assistant.items() if k != "reasoning_content"}
         elided = None if pointer is None else {**result, "content": pointer}
         step = _Step(
             turn=turn,

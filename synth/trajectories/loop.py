@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from hopforge.corpus.tools import ToolResult, validate_arguments
 from hopforge.synth import prompts
-from hopforge.synth.annotate import Annotator, normalize_call
+from hopforge.synth.annotate import Annotator, normalize_call, shown_titles
 from hopforge.synth.records import Checkpoint, Question, ToolCall, Trajectory, Turn, Usage
 from hopforge.synth.teacher.chat import ChatModel, Completion, Message, ModelError
 from hopforge.synth.teacher.errors import is_context_limit, stops_run
@@ -42,21 +42,33 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-_SYSTEM_CACHE: dict[tuple[int, bool], tuple[list[dict[str, Any]], str]] = {}
+_SYSTEM_CACHE: dict[tuple[int, bool, bool], tuple[list[dict[str, Any]], str]] = {}
 
 
-def system_prompt(schemas: list[dict[str, Any]], *, text_calls: bool) -> str:
-    """The system prompt: instructions plus the tools' JSON schemas."""
-    cached = _SYSTEM_CACHE.get((id(schemas), text_calls))
+def system_prompt(schemas: list[dict[str, Any]], *, text_calls: bool,
+                  reasoning: bool = False) -> str:
+    """The system prompt: the instructions, and the tools' JSON schemas for text calls only.
+
+    With native tool calls the request's `tools` carries the schemas and the chat template
+    renders them, so they are not written here a second time. `reasoning`: a reasoning teacher,
+    whose thinking the prompt does not limit.
+    """
+    key = (id(schemas), text_calls, reasoning)
+    cached = _SYSTEM_CACHE.get(key)
     if cached is not None and cached[0] is schemas:  # the cache holds `schemas`, so ids are unique
         return cached[1]
-    tools = json.dumps(schemas, indent=1, ensure_ascii=False)
+    tools = ""
+    if text_calls:
+        tools = prompts.AGENT_TOOL_SCHEMAS.format(
+            tools=json.dumps(schemas, indent=1, ensure_ascii=False))
     text = prompts.AGENT_SYSTEM.format(
-        tools=tools, call_format=prompts.AGENT_TEXT_CALLS if text_calls else ""
+        tools=tools,
+        thinking=prompts.AGENT_REASONING if reasoning else prompts.AGENT_BRIEF,
+        call_format=prompts.AGENT_TEXT_CALLS if text_calls else "",
     )
     if len(_SYSTEM_CACHE) > 64:
         _SYSTEM_CACHE.clear()
-    _SYSTEM_CACHE[(id(schemas), text_calls)] = (schemas, text)
+    _SYSTEM_CACHE[key] = (schemas, text)
     return text
 
 
@@ -84,16 +96,21 @@ class _TrajectoryState:
         self.peak_context = max(self.peak_context, ctx.estimate_tokens())
 
 
-def _assistant_message(parsed: ParsedCall, text: str, call_id: str) -> Message:
-    if parsed.fmt != "native":
-        return {"role": "assistant", "content": text}
-    call = parsed.call
-    wire = {"name": call.name, "arguments": json.dumps(call.arguments, ensure_ascii=False)}
-    return {
-        "role": "assistant",
-        "content": text or None,
-        "tool_calls": [{"id": call_id, "type": "function", "function": wire}],
-    }
+def _assistant_message(parsed: ParsedCall, text: str, call_id: str, reasoning: str = "") -> Message:
+    """The assistant message the next prompt shows: the text, the reasoning beside it (as
+    `reasoning_content`, which reasoning chat templates render) and a native call."""
+    message: Message = {"role": "assistant", "content": text}
+    if parsed.fmt == "native":
+        call = parsed.call
+        wire = {"name": call.name, "arguments": json.dumps(call.arguments, ensure_ascii=False)}
+        message = {
+            "role": "assistant",
+            "content": text or None,
+            "tool_calls": [{"id": call_id, "type": "function", "function": wire}],
+        }
+    if reasoning:
+        message["reasoning_content"] = reasoning
+    return message
 
 
 def _result_message(parsed: ParsedCall, call_id: str, text: str) -> Message:
@@ -114,8 +131,13 @@ def _raw(c: Completion) -> str:
 
 
 def _pointer(turn: int, call: ToolCall, result: ToolResult) -> str:
-    """The line an old result becomes: what it showed, and the call that shows it again."""
-    shown = f"; it showed {', '.join(result.doc_ids[:8])}" if result.doc_ids else ""
+    """The line an old result becomes: what it showed (each doc_id with the title the result
+    gave it, so a later call on it stays readable), and the call that shows it again."""
+    titles = shown_titles(result.text)
+    shown = ""
+    if result.doc_ids:
+        named = [f"{d} ({titles[d]})" if titles.get(d) else d for d in result.doc_ids]
+        shown = f"; it showed {', '.join(named)}"
     args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in call.arguments.items())
     return prompts.AGENT_ELIDED_RESULT.format(turn=turn, shown=shown, again=f"{call.name}({args})")
 
@@ -136,7 +158,7 @@ async def run_agent(
     schemas = tools.schemas
     tool_names = [s["function"]["name"] for s in schemas]
     answer_schemas = [s for s in schemas if s["function"]["name"] == "answer"]
-    system = system_prompt(schemas, text_calls=text_calls)
+    system = system_prompt(schemas, text_calls=text_calls, reasoning=config.reasoning)
     ctx = Context(
         system,
         question.question,
@@ -190,17 +212,21 @@ async def run_agent(
             invalid_streak += 1
             run.turns.append(
                 annotator.annotate(
-                    index=index, raw=raw, thought=completion.reasoning, call=None, result="",
+                    index=index, raw=raw, thought=completion.text.strip(), call=None, result="",
                     schema_valid=False, args_valid=False, tokens=completion.completion_tokens,
                     latency_s=completion.latency_s, error=str(exc),
                 )
             )
+            run.turns[-1] = dataclasses.replace(run.turns[-1], reasoning=completion.reasoning)
             if invalid_streak > config.max_invalid_turns:
                 run.stop("error", f"no usable tool call in {invalid_streak} turns in a row: {exc}")
                 break
             fix = {"role": "user", "content": prompts.AGENT_INVALID_CALL.format(error=exc)}
             visible.see(fix["content"])
-            ctx.add_step(index, {"role": "assistant", "content": completion.text}, fix, None)
+            wrong: Message = {"role": "assistant", "content": completion.text}
+            if completion.reasoning:
+                wrong["reasoning_content"] = completion.reasoning
+            ctx.add_step(index, wrong, fix, None)
             continue
         call = parsed.call
         call_id = call.call_id or f"call_{index}"
@@ -230,7 +256,8 @@ async def run_agent(
             error="" if ok else (problem or text),
         )
         justified, unseen = visible.check(call)
-        turn = dataclasses.replace(turn, justified=justified, unseen=unseen, call_format=parsed.fmt)
+        turn = dataclasses.replace(turn, justified=justified, unseen=unseen, call_format=parsed.fmt,
+                                   reasoning=completion.reasoning)
         visible.see(text)
         run.turns.append(turn)
         if valid and call.name == "answer":
@@ -242,7 +269,7 @@ async def run_agent(
         result_obj = ToolResult(text=text, ok=ok, doc_ids=doc_ids)
         ctx.add_step(
             index,
-            _assistant_message(parsed, completion.text, call_id),
+            _assistant_message(parsed, completion.text, call_id, completion.reasoning),
             _result_message(parsed, call_id, text),
             _pointer(index, call, result_obj),
         )
@@ -369,7 +396,8 @@ async def _force_answer(
     justified, unseen = visible.check(parsed.call)
     run.turns.append(
         Turn(
-            index=index, raw=_raw(completion), thought=parsed.thought, call=parsed.call,
+            index=index, raw=_raw(completion), thought=parsed.thought,
+            reasoning=completion.reasoning, call=parsed.call,
             result=run.final_answer if ok else "", schema_valid=parsed.call.name == "answer",
             args_valid=ok, tokens=completion.completion_tokens, latency_s=completion.latency_s,
             error="" if ok else "the forced final turn did not call answer",

@@ -67,6 +67,7 @@ class TrajectoryConfig:
     no_progress_turns: int = 40  # stop rule no_progress: turns without new gold evidence
     max_invalid_turns: int = 3  # unusable turns in a row before termination error
     call_format: Literal["native", "text"] = "native"  # text: <tool_call> tags in the prompt
+    reasoning: bool = False  # a reasoning teacher: the prompt does not limit its thinking
     seed: int = 0
     faults: FaultConfig = field(default_factory=FaultConfig)
     scripted: ScriptedConfig = field(default_factory=ScriptedConfig)  # the scripted teacher
@@ -161,14 +162,13 @@ class SearchBatcher:
         self.batches += 1
         self.queries += len(batch)
         out: list[list[Hit] | None] = [None] * len(batch)
-        groups: dict[str, list[int]] = {}
-        for i, (_, _, mode, _) in enumerate(batch):
-            groups.setdefault(mode, []).append(i)
-        for mode, idx in groups.items():
-            k = max(batch[i][1] for i in idx)
+        groups: dict[tuple[str, int], list[int]] = {}
+        for i, (_, k, mode, _) in enumerate(batch):  # k sets the fusion depth: never mixed
+            groups.setdefault((mode, k), []).append(i)
+        for (mode, k), idx in groups.items():
             hits = self.searcher.search_batch([batch[i][0] for i in idx], k=k, mode=mode)
-            for i, h in zip(idx, hits):
-                out[i] = h[: batch[i][1]]
+            for i, h in zip(idx, hits, strict=True):
+                out[i] = h
         return cast(list[list[Hit]], out)
 
     def close(self) -> None:

@@ -274,3 +274,16 @@ def test_flat_search_rows_are_exact_whatever_the_batch(tmp_path: Path) -> None:
     assert ids[4].tolist()[:20] == [7, *range(100, 119)]  # duplicates in id order
     empty_scores, empty_ids = index.search(np.zeros((0, 64), dtype=np.float32), 5)
     assert empty_scores.shape == empty_ids.shape == (0, 5)
+
+
+@pytest.mark.parametrize("mode", ["dense", "hybrid"])
+def test_a_query_gets_the_same_hits_whatever_is_searched_with_it(
+        tiny_corpus_path: Path, model: SentenceTransformerEmbedder, mode: str) -> None:
+    """The real model: a batch pads and reshapes, yet each query's scores are bit-identical."""
+    docs = load_tiny(tiny_corpus_path)
+    config = IndexConfig(passage_words=24, passage_overlap=0, depth=12)
+    batched, alone = (Searcher.from_documents(docs, dense=True, config=config, embedder=model)
+                      for _ in range(2))
+    batch = batched.search_batch(BATCH_QUERIES, k=5, mode=mode)
+    single = [alone.search(q, k=5, mode=mode) for q in reversed(BATCH_QUERIES)][::-1]
+    assert batch == single and sum(map(len, batch)) > len(BATCH_QUERIES)

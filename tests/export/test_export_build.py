@@ -67,8 +67,8 @@ def test_layout_manifest_and_checksums(exported: Path) -> None:
     for kind in KINDS:
         records = _records(export, kind)
         assert {s: len(r) for s, r in records.items() if r} == manifest["counts"][kind]
-    assert manifest["tools"] == {
-        "source": "system prompt",
+    assert manifest["tools"] == {  # native calls: the teacher got the schemas in `tools`
+        "source": "hopforge.corpus.tools",
         "names": ["search", "open", "find", "answer"],
     }
     assert manifest["stats"]["dropped_by_reason"] == {"style: templated": 2}

@@ -33,6 +33,7 @@ from hopforge.export.windows import WindowSettings
 from hopforge.filters.records import Decision, PreferencePair
 from hopforge.synth import prompts
 from hopforge.synth.records import Turn
+from hopforge.synth.trajectories.loop import system_prompt
 
 from tests.helpers.export_data import SYSTEM, make_question, make_score, make_trajectory
 
@@ -313,14 +314,16 @@ def test_schemas_reject_broken_records(example: Example, kind: str, change, wher
 
 
 def test_tools_come_from_the_system_prompt_then_the_toolbox() -> None:
-    assert tools_from_prompt(SYSTEM) == TOOLS
+    assert tools_from_prompt(SYSTEM) == []  # native calls: the schemas went in `tools`
+    text_calls = system_prompt(default_schemas(), text_calls=True)
+    assert tools_from_prompt(text_calls) == TOOLS
     assert tools_from_prompt("no tools here [1, 2]") == []
     tagged = "<tools>\n" + "\n".join(json.dumps(t["function"]) for t in TOOLS) + "\n</tools>"
     assert tools_from_prompt(tagged) == TOOLS
-    assert resolve_tools((), [SYSTEM]) == (TOOLS, "system prompt")
+    assert resolve_tools((), [SYSTEM, text_calls]) == (TOOLS, "system prompt")
     assert resolve_tools((), [""], max_k=7)[0] == default_schemas(max_k=7)
     custom = [{"name": "search", "parameters": {"type": "object", "properties": {}}}]
-    assert resolve_tools(custom, [SYSTEM])[0][0]["type"] == "function"
+    assert resolve_tools(custom, [text_calls])[0][0]["type"] == "function"
 
 
 def _paths(value: object, path: tuple = ()) -> list[tuple]:

@@ -18,7 +18,7 @@ from tests.helpers.export_data import make_build
 
 TEMPLATE = Path(__file__).resolve().parents[1] / "data" / "chat_template_tools.jinja"
 KINDS = ("sft/openai", "sft/hf", "sft/trl", "rl/verl", "rl/plain", "preference", "sharegpt")
-WINDOW = 750  # max_seq_tokens of the "windowed" export: most trajectories need two windows
+WINDOW = 1900  # max_seq_tokens of the "windowed" export: most trajectories need two windows
 
 
 @pytest.fixture(scope="module")

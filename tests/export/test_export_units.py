@@ -187,3 +187,31 @@ def test_read_shard_rejects_other_files(tmp_path: Path) -> None:
     (tmp_path / "x.csv").write_text("a\n")
     with pytest.raises(HopforgeError, match="not a shard"):
         list(read_shard(tmp_path / "x.csv"))
+
+
+def test_a_wrong_final_answer_is_never_a_target() -> None:
+    from hopforge.export.records import Example
+    from hopforge.export.sft import example_weights
+    from hopforge.synth.records import NOT_FOUND, Spec, ToolCall
+
+    from tests.helpers.export_data import make_trajectory
+
+    rng = random.Random(3)
+    q = make_question(0, rng)
+    traj = make_trajectory(q, 0, rng)
+
+    def answered(text: str, question: Question) -> int:
+        last = dataclasses.replace(traj.turns[-1], call=ToolCall(name="answer",
+                                                                 arguments={"text": text}))
+        t = dataclasses.replace(traj, turns=(*traj.turns[:-1], last), final_answer=text)
+        ex = Example(trajectory=t, question=question, split="train", chain="c")
+        return example_weights(ex)[-1]
+
+    assert answered(q.answer, q) == 1 and answered(f"The {q.answer.upper()}", q) == 1
+    assert answered("Somewhere Else", q) == 0
+    assert answered(NOT_FOUND, q) == 0  # "not found" on a question that has an answer
+    unanswerable = dataclasses.replace(q, answer=NOT_FOUND, kind="unanswerable")
+    assert answered(NOT_FOUND, unanswerable) == 1 and answered(q.answer, unanswerable) == 0
+    listed = dataclasses.replace(q, answer="Alder; Brisk", spec=Spec(family="aggregation",
+                                                                    answer_type="list"))
+    assert answered("Brisk; Alder", listed) == 1 and answered("Brisk", listed) == 0

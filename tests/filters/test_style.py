@@ -219,3 +219,15 @@ def test_select_down_weights_what_the_cap_budget_left() -> None:
     assert shares[False]["weighted_share_after"] > FilterConfig().pattern_cap + 0.05
     assert shares[True]["weighted_share_after"] == pytest.approx(FilterConfig().pattern_cap,
                                                                  abs=0.01)
+
+
+def test_the_style_filter_reads_reasoning_too() -> None:
+    from hopforge.filters.style import thought_texts
+    from hopforge.synth.records import ToolCall, Trajectory, Turn
+
+    call = ToolCall(name="search", arguments={"query": "x"})
+    turns = (Turn(index=0, raw="", thought="Searching.", reasoning="Okay, so the user wants x.",
+                  call=call),
+             Turn(index=1, raw="", reasoning="Hmm, wait.", call=call))
+    traj = Trajectory(tid="t", qid="q", teacher="openai:m", sample=0, turns=turns)
+    assert thought_texts(traj) == ["Okay, so the user wants x.\n\nSearching.", "Hmm, wait."]

@@ -210,3 +210,30 @@ def test_every_stage_spec_names_what_exists(tmp_path):
             assert not spec.operational
     assert [s.name for s in SPECS if s.parted] == ["trajectories"]
     assert [s.name for s in SPECS if not s.cpu] == ["questions", "trajectories"]
+
+
+def test_a_reasoning_teacher_gets_a_prompt_that_does_not_limit_its_reasoning(
+        tmp_path, tiny_corpus_path):
+    from hopforge.corpus.tools import default_schemas
+    from hopforge.synth import prompts
+    from hopforge.synth.trajectories.loop import system_prompt
+
+    plain = load(tmp_path, "", tiny_corpus_path)
+    assert plain.teacher.reasoning is False and plain.stages["trajectories"].reasoning is False
+    config = load(tmp_path, """
+        [teacher]
+        kind = "openai"
+        urls = ["http://127.0.0.1:8000/v1"]
+        model = "r1-distill"
+        reasoning = true
+    """, tiny_corpus_path)
+    assert config.stages["trajectories"].reasoning is True  # [teacher] sets the agent's prompt
+    assert config.stages["export"].reasoning == "keep"  # the export's own choice is untouched
+    schemas = default_schemas()
+    brief = system_prompt(schemas, text_calls=False)
+    thinking = system_prompt(schemas, text_calls=False, reasoning=True)
+    assert prompts.AGENT_BRIEF in brief and "short sentence" not in thinking
+    assert prompts.AGENT_REASONING in thinking and '"search"' not in thinking
+    assert '"search"' in system_prompt(schemas, text_calls=True)  # no native tools: in the text
+    message = error(tmp_path, '[export]\nreasoning = "all"\n', tiny_corpus_path)
+    assert "reasoning = 'all'" in message and "keep" in message and "drop" in message

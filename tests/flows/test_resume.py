@@ -127,10 +127,10 @@ def write_config(tmp_path: Path, corpus: Path) -> Path:
     return path
 
 
-def build_process(point: str, config: Path, out: Path) -> int:
+def build_process(point: str, config: Path, out: Path, timeout: float = 300) -> int:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONHASHSEED": "0"}
     proc = subprocess.run([sys.executable, "-c", DRIVER, point, str(config), str(out)],
-                          check=False, env=env, capture_output=True, text=True, timeout=300)
+                          check=False, env=env, capture_output=True, text=True, timeout=timeout)
     if proc.returncode not in (0, -signal.SIGKILL):
         raise AssertionError(f"build failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
     return proc.returncode
@@ -226,3 +226,24 @@ def test_force_reruns_one_stage_and_keeps_later_ones_when_output_is_unchanged(
     assert status["score"] == "ran"
     assert status["filter"] == status["export"] == "skipped"
     assert_same_dataset(reference, BuildDir.at(out))
+
+
+@pytest.mark.slow
+def test_dense_builds_give_the_same_rows_twice_and_after_kills(tmp_path, tiny_corpus_path):
+    """With the dense index on (hybrid search, batched queries): two uninterrupted builds and
+    one killed twice and resumed export identical rows, wall-clock fields aside."""
+    text = TINY_BUILD.format(corpus=tiny_corpus_path).replace(
+        "dense = false", "dense = true\nmax_seq_length = 96")
+    config = tmp_path / "dense.toml"
+    config.write_text(text, encoding="utf-8")
+    first, second, killed = (tmp_path / name for name in ("first", "second", "killed"))
+    wait = 1200  # each process loads the embedding model and embeds the corpus
+    assert build_process("none", config, first, wait) == 0
+    assert build_process("none", config, second, wait) == 0
+    for point in ("progress:trajectories:3", "write:.export.tmp:2:mid"):
+        assert build_process(point, config, killed, wait) == -signal.SIGKILL, point
+    assert build_process("none", config, killed, wait) == 0
+    a = BuildDir.at(first)
+    assert json.loads((a.root / "index" / "manifest.json").read_text())["dense"]
+    assert_same_dataset(a, BuildDir.at(second))
+    assert_same_dataset(a, BuildDir.at(killed))

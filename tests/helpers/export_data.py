@@ -74,14 +74,18 @@ def make_trajectory(
 
     for k, doc in enumerate(q.evidence):
         i = len(turns)
+        # what the question names first, then the name each opened page's clue gave
+        query = q.hops[k - 1].bridge if k else q.question.split(" of ")[-1].split(" Works")[0]
+        clue = q.hops[k].clue if k < len(q.hops) else f"{doc} was born in {q.answer}."
         add(
-            _call("search", i, query=f"{q.hops[min(k, len(q.hops) - 1)].bridge} founder", k=5),
-            f"1. {doc} | Page {doc}\n   snippet about {doc}",
+            _call("search", i, query=query, k=5),
+            f'Results for "{query}":\n1. [doc_id: {doc}] Page {doc}\n   snippet about {doc}',
             thought=f"Look for document {k}." if sample == 0 else f"Now search for hop {k}.",
         )
         add(
             _call("open", i + 1, doc_id=doc, page=0),
-            f"[{doc}] page 1/1\nText of {doc}.",
+            f"Page {doc} [doc_id: {doc}] page 0 (pages 0-0)\n\nText of {doc}. {clue}\n\n"
+            "(end of document)",
             thought=f"Open {doc}.",
             new_evidence=(doc,),
         )
@@ -104,7 +108,8 @@ def make_trajectory(
             )
             add(
                 _call("open", len(turns), doc_id=doc, page=0),
-                f"[{doc}] page 1/1\nText of {doc}.",
+                f"Page {doc} [doc_id: {doc}] page 0 (pages 0-0)\n\nText of {doc}. {clue}\n\n"
+                "(end of document)",
                 thought="Open once more.",
                 repeat_of=1,
             )

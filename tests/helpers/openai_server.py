@@ -78,9 +78,14 @@ class Reply:
         call_id: str | None = None,
         *,
         content: str | None = None,
+        reasoning: str | None = None,
     ) -> Reply:
-        """A native tool call; `arguments` are JSON-encoded unless given as a string (as vLLM)."""
-        return cls.tool_calls([(name, arguments, call_id)], content=content)
+        """A native tool call; `arguments` are JSON-encoded unless given as a string (as vLLM);
+        `reasoning` goes in `reasoning_content`."""
+        reply = cls.tool_calls([(name, arguments, call_id)], content=content)
+        if reasoning is not None:
+            reply.message["reasoning_content"] = reasoning
+        return reply
 
     @classmethod
     def tool_calls(

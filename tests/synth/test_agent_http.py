@@ -77,7 +77,9 @@ def test_native_tool_calls_end_to_end(openai_server: OpenAITestServer, agent_que
     assert t.usage.prompt_tokens >= 300
     first, second, third = openai_server.requests
     assert [s["function"]["name"] for s in first["tools"]] == ["search", "open", "find", "answer"]
-    assert first["messages"][0]["role"] == "system" and '"search"' in first["messages"][0]["content"]
+    # the schemas once: in `tools`, not a second time in the system text
+    assert first["messages"][0]["role"] == "system" and '"search"' not in first["messages"][0][
+        "content"]
     assert first["messages"][1]["content"].startswith("Question: ")
     assert second["messages"][-2]["tool_calls"][0]["id"] == "c1"
     assert second["messages"][-1] == {"role": "tool", "tool_call_id": "c1",
@@ -113,6 +115,7 @@ def test_text_format_calls(openai_server: OpenAITestServer, agent_questions: lis
     assert t.final_answer == "Quillon" and t.turns[0].thought == "Search first."
     first, second = openai_server.requests
     assert "tools" not in first and "<tool_call>" in first["messages"][0]["content"]
+    assert '"search"' in first["messages"][0]["content"]  # no native tools: the schemas in the text
     assert second["messages"][-1]["role"] == "user"
     assert second["messages"][-1]["content"].startswith("<tool_response>\nResults for")
 

@@ -98,7 +98,7 @@ def test_parse_completion_dispatches_on_format() -> None:
     assert parse_completion(native).thought == "Thinking."
     tagged = Completion(text='<tool_call>{"name": "search", "arguments": {"query": "q"}}</tool_call>',
                         reasoning="why")
-    assert parse_completion(tagged).fmt == "tagged" and parse_completion(tagged).thought == "why"
+    assert parse_completion(tagged).fmt == "tagged" and parse_completion(tagged).thought == ""
     fenced = Completion(text='```json\n{"name": "search", "arguments": {"query": "q"}}\n```')
     assert parse_completion(fenced).fmt == "fenced"
     with pytest.raises(NoToolCall, match="answer"):
@@ -136,7 +136,7 @@ def test_bare_json_errors() -> None:
 def test_parse_completion_reads_bare_json_and_says_so() -> None:
     bare = Completion(text='{"name": "search", "arguments": {"query": "q"}}', reasoning="r")
     parsed = parse_completion(bare)
-    assert parsed.fmt == "json" and parsed.thought == "r"
+    assert parsed.fmt == "json" and parsed.thought == ""  # reasoning is not the visible text
     assert parsed.fmt in CALL_FORMATS
     # A fence without a JSON object in it does not hide a bare object elsewhere.
     mixed = Completion(text='```\nsome code\n```\n{"name": "answer", "arguments": {"text": "x"}}')
