@@ -20,7 +20,13 @@ from dataclasses import replace
 from hopforge.corpus.matching import matches
 from hopforge.corpus.names import NameIndex
 from hopforge.corpus.records import Document
-from hopforge.synth.questions.facts import extract_all, number_of, relation_key, year_of
+from hopforge.synth.questions.facts import (
+    extract_all,
+    number_of,
+    relation_key,
+    relation_keys,
+    year_of,
+)
 from hopforge.synth.records import Clue, Fact
 
 _PAST = frozenset(["won", "came", "began", "wrote", "sold", "ran", "became", "took", "gave", "grew", "went", "sang", "spoke", "fought", "led", "met"])  # past forms: the subject did it
@@ -59,10 +65,11 @@ class FactBook:
         self.key_of: dict[Fact, str] = {}
         for doc_id, found in self.facts.items():
             for f in found:
-                if f.kind == "date":
-                    key = relation_key(f.relation)
-                    if happening(key):
-                        self.key_of[f] = key
+                if f.kind == "date":  # a date of every relation word before it that says
+                    keys = [k for k in relation_keys(f.relation) if happening(k)]  # what happened
+                    if keys:
+                        self.key_of[f] = keys[0]
+                    for key in keys:
                         self.dates.setdefault(doc_id, {}).setdefault(key, []).append(
                             year_of(f.value))
                 elif f.kind == "number":

@@ -60,14 +60,21 @@ def relation_before(sentence: str, pos: int, *, words: int = 4) -> str:
     return " ".join(found[-words:])
 
 
-def relation_key(relation: str) -> str:
-    """The word a relation is known by: its last lower-case content word, or ""."""
+def relation_keys(relation: str) -> list[str]:
+    """The words a relation may be known by: its lower-case content words, last first."""
+    out = []
     for word in reversed(relation.split()):
         low = word.lower()
         if (word[:1].islower() and len(low) >= 3 and low not in STOPWORDS and low not in MONTHS
                 and low not in _NOT_KEYS and low.isalpha()):
-            return low
-    return ""
+            out.append(low)
+    return out
+
+
+def relation_key(relation: str) -> str:
+    """The word a relation is known by: its last lower-case content word, or ""."""
+    keys = relation_keys(relation)
+    return keys[0] if keys else ""
 
 
 def year_of(value: str) -> int:

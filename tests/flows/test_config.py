@@ -151,7 +151,7 @@ def test_corpus_checks(tmp_path, tiny_corpus_path):
         load_config(path, env={})
     assert "[corpus] format" in str(info.value) and "csv" in str(info.value)
     assert "jsonl" in str(info.value)
-    path.write_text('[corpus]\nsources = ["builtin:wiki"]\n')
+    path.write_text('[corpus]\nsources = ["builtin:encyclopedia"]\n')
     with pytest.raises(ConfigError, match="builtin:jargon"):
         load_config(path, env={})
     path.write_text("[build]\nname = \"x\"\n")

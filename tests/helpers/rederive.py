@@ -6,8 +6,8 @@ The rules are the ones a careful reader applies to the text `open` shows:
   parenthesis) appears as whole words (a plural or possessive ending allowed), capitalized
   where the name is; the longest name wins where names overlap; a name two documents share
   names neither;
-- a date clue (key K, years [low, high]) holds when a sentence has the word K followed, within
-  four words and no punctuation, by a year in range (or by a full date whose year is);
+- a date clue (key K, years [low, high]) holds when a year in range (or a full date whose year
+  is) has the word K among the four words right before it, with no punctuation between;
 - a number clue (unit U, bounds) holds when a number in range stands right before the word U;
 - a category clue holds when the text tags the document with it: a `<tag>` (one of its
   comma-separated tags), or a `[tag]` that opens a line or a numbered sense;
@@ -23,7 +23,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 _WORDS = re.compile(r"[^\W_]+(?:['’][^\W_]+)*|[^\w\s]", re.UNICODE)
-_DATE_END = re.compile(r"[.!?;:()\[\]{}\"“”—–]|,(?!\s*\d{4})")
+_MONTH = ("(?:January|February|March|April|May|June|July|August|September|October|November|"
+          "December)")
+_DATE = re.compile(rf"(?<![\w.,-])(?:(?:\d{{1,2}} )?{_MONTH} (?:\d{{1,2}}, )?(?:1[5-9]\d\d|20[0-4]\d)"
+                   r"|1[5-9]\d\d|20[0-4]\d)(?![\w,]|\.\d)")
+_PUNCT = re.compile(r"[.;:!?()\[\]{}\"“”,—–]")
 
 
 # a name made only of these is no name ("down", "its")
@@ -128,15 +132,14 @@ class Reader:
         def inside(x: float) -> bool:
             return (low is None or x >= low) and (high is None or x <= high)
 
-        if kind == "date":
-            for m in re.finditer(rf"\b{re.escape(key)}\b", text, re.IGNORECASE):
-                after = text[m.end():m.end() + 80]
-                cut = _DATE_END.search(after)
-                words = (after[:cut.start()] if cut else after).split()[:5]
-                for w in words:  # at most four words, then the year
-                    y = re.match(r"(1[5-9]\d\d|20[0-4]\d)(?!\d)", w)
-                    if y and inside(int(y.group(1))):
-                        return True
+        if kind == "date":  # a date whose four words before it (no punctuation) hold `key`
+            for m in _DATE.finditer(text):
+                year = int(re.findall(r"1[5-9]\d\d|20[0-4]\d", m.group(0))[-1])
+                head = text[max(0, m.start() - 200):m.start()]
+                head = _PUNCT.split(head)[-1]
+                words = re.findall(r"[A-Za-z][A-Za-z'-]*", head)[-4:]
+                if key in (w.lower() for w in words) and inside(year):
+                    return True
             return False
         if kind == "number":
             for m in re.finditer(rf"(\d[\d,]*(?:\.\d+)?)\s?{re.escape(key)}\b", text,

@@ -69,7 +69,7 @@ class Aggregation(Family):
         calls = aggregation_calls(s.g, spec)
         if not s.fits(calls):
             return None
-        s.clue_kinds[condition.kind] += 1
+        s.take((), condition)
         return s.draft("unanswerable" if empty else "aggregation", spec, answer, aliases,
                            target, calls, seed)
 

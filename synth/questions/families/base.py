@@ -88,7 +88,7 @@ class Families:
                  max_hops: int = 4, min_clues: int = 2, max_clues: int = 4,
                  year_answer_rate: float = 0.3, min_calls: int = 0, max_calls: int = 0,
                  min_items: int = 4, min_df: int = 20, max_items: int = 400,
-                 max_phrase_share: float = 0.2, max_gap: int = 0) -> None:
+                 max_phrase_share: float = 0.15, max_gap: int = 0) -> None:
         self.g, self.rng = graph, rng
         self.book: FactBook = graph.facts
         self.min_hops, self.max_hops = min_hops, max_hops
@@ -99,6 +99,7 @@ class Families:
         self.max_phrase_share = max_phrase_share
         self.max_gap = max_gap  # the most calls a plan may spend between two gold documents
         self.clue_kinds: Counter[str] = Counter()
+        self.drafts = self.phrase_drafts = 0  # drafts made, and those with a phrase clue
         usable = [d for d in graph.order if d not in graph.shared
                   and "(disambiguation)" not in graph.title(d).lower()]
         self.usable = set(usable)
@@ -126,14 +127,18 @@ class Families:
 
     # --- clues ----------------------------------------------------------------------------
 
-    def phrase_allowed(self) -> bool:
-        total = sum(self.clue_kinds.values())
-        return total < 10 or self.clue_kinds["phrase"] < self.max_phrase_share * total
+    def phrase_allowed(self, taken: Sequence[Step] = ()) -> bool:
+        """Whether a draft (with `taken` steps so far) may use a phrase clue: one at most per
+        question, and only while questions with one stay under `max_phrase_share`."""
+        if any(s.fact is not None and s.fact.kind == "phrase" for s in taken):
+            return False
+        return self.drafts < 10 or self.phrase_drafts < self.max_phrase_share * self.drafts
 
     def clue(self, doc_id: str, rivals: Sequence[str], hidden: Sequence[str],
-             *, avoid_key: str = "") -> tuple[Clue, tuple[Clue, ...]] | None:
+             *, avoid_key: str = "", taken: Sequence[Step] = ()
+             ) -> tuple[Clue, tuple[Clue, ...]] | None:
         """A clue that picks `doc_id` among `rivals` (and others to blur further), facts first;
-        the phrase fallback only while phrases stay under their share."""
+        the phrase fallback only where `phrase_allowed(taken)`."""
         found = [c for c in self.book.picking(doc_id, rivals, hidden=hidden)
                  if not (avoid_key and c.kind == "date" and c.key == avoid_key)]
         if found:
@@ -142,7 +147,7 @@ class Families:
             self.rng.shuffle(band)
             rest = [c for c in found if c.kind != best]
             return band[0], tuple(band[1:3] + rest[:2])
-        if not self.phrase_allowed():
+        if not self.phrase_allowed(taken):
             return None
         forbidden = [n for d in hidden for n in names(self.g.docs[d])]
         phrases = picking_phrases(self.g, doc_id, list(rivals), self.rng, forbidden=forbidden,
@@ -153,8 +158,12 @@ class Families:
         made = [phrase_clue(doc, p) for p in phrases]
         return made[0], tuple(made[1:])
 
-    def take(self, steps: Sequence[Step]) -> None:
-        self.clue_kinds.update(s.fact.kind for s in steps if s.fact)
+    def take(self, steps: Sequence[Step], condition: Clue | None = None) -> None:
+        """Count the clues of a draft that was made (the phrase share is kept per question)."""
+        kinds = [s.fact.kind for s in steps if s.fact] + ([condition.kind] if condition else [])
+        self.clue_kinds.update(kinds)
+        self.drafts += 1
+        self.phrase_drafts += "phrase" in kinds
 
     @staticmethod
     def step(doc: str, relation: str, via: str, clue: Clue, value: str = "") -> Step:
@@ -201,7 +210,7 @@ class Families:
         steps = [Step(doc=path[0].doc, relation="start")]
         alternatives: list[tuple[Clue, ...]] = [()]
         for prev, cur in itertools.pairwise(path):
-            made = self.clue(cur.doc, self.g.rivals[prev.doc], hidden)
+            made = self.clue(cur.doc, self.g.rivals[prev.doc], hidden, taken=steps)
             if made is None:
                 return None
             steps.append(self.step(cur.doc, "link", prev.doc, made[0]))

@@ -51,7 +51,7 @@ class Comparison(Family):
                 return None
             a = s.rng.choice(starts)
             used.add(a)
-            made = s.clue(target, s.g.rivals[a], [x, y, *used], avoid_key=key)
+            made = s.clue(target, s.g.rivals[a], [x, y, *used], avoid_key=key, taken=sides)
             if made is None:
                 return None
             sides += [Step(doc=a, relation="start"),

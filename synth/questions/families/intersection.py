@@ -49,7 +49,7 @@ class Intersection(Family):
                 return None
             a = s.rng.choice(starts)
             used.add(a)
-            made = s.clue(e, s.g.rivals[a], [target, *chosen, a])
+            made = s.clue(e, s.g.rivals[a], [target, *chosen, a], taken=steps)
             if made is None:
                 return None
             steps += [Step(doc=a, relation="start"), s.step(e, "link", a, made[0])]
