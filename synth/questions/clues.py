@@ -81,9 +81,14 @@ class FactBook:
                     self.categories.setdefault(doc_id, set()).add(f.value.lower())
         self._mentioned: dict[str, set[str]] = {}
 
+    def dated(self, doc_id: str, key: str) -> Fact | None:
+        """The first date fact of `doc_id` whose relation has the word `key`, or None."""
+        return next((f for f in self.of(doc_id, "date") if key in relation_keys(f.relation)),
+                    None)
+
     def verb(self, doc_id: str, key: str) -> str:
         """How `doc_id`'s text states its dated relation `key`, as a verb ("was born")."""
-        fact = next((f for f in self.of(doc_id, "date") if self.key_of.get(f) == key), None)
+        fact = self.dated(doc_id, key)
         return verb(fact, key) if fact else f"was {key}"
 
     def of(self, doc_id: str, kind: str) -> list[Fact]:

@@ -221,8 +221,9 @@ class Families:
         """A dated relation of `doc_id` with one year only, to ask for; not the clue's own."""
         for key, years in sorted(self.book.dates.get(doc_id, {}).items()):
             if len(set(years)) == 1 and not (used and used.kind == "date" and used.key == key):
-                fact = next(f for f in self.book.of(doc_id, "date")
-                            if self.book.key_of.get(f) == key)
+                fact = self.book.dated(doc_id, key)
+                if fact is None:
+                    continue
                 return Clue(kind="date", relation=fact.relation, value=str(years[0]),
                             evidence=fact.evidence, key=key, shown=self.book.verb(doc_id, key))
         return None
