@@ -210,7 +210,8 @@ def test_rl_rows_follow_verl_and_plain_layouts(example: Example) -> None:
     assert row["metadata"]["teacher_pass_rate"] == 0.5  # one right answer of two
     assert row["metadata"]["mean_reward"] == example.score.pointwise > 0  # type: ignore[union-attr]
     system = row["prompt"][0]["content"]
-    assert '"name": "search"' in SYSTEM and '"name": "search"' not in system  # schemas once
+    # the SFT rows' system prompt; the schemas come once, with the tools (verl's tool config)
+    assert system == SYSTEM and '"name": "search"' not in system
     plain = plain_record(task)
     assert RecordValidator(SCHEMAS["rl/plain"]).problem(plain) == ""
     assert plain["prompt"] == row["prompt"] and plain["answer"] == q.answer
