@@ -108,8 +108,10 @@ def test_ignore_faults_is_seen_at_the_first_fault_and_success_falls(
     ignoring = run(tasks, agent_searcher, "ignore-faults", faults="timeouts")
     assert sum(r.faults for r in reacting) > 0
     assert all(r.onset["ignored_fault"] is None for r in reacting)
-    hit = [r for r in ignoring if r.faults]
-    assert hit
+    # a fault on a call the plan could do without (a candidate it moved past, another path to a
+    # task document right after) is not ignored; every other fault is
+    hit = [r for r in ignoring if r.faults > r.recovered_faults]
+    assert hit and all(r.ignored_faults for r in hit)
     for r in hit:
         onset, first = r.onset["ignored_fault"], r.first_fault
         assert onset is not None and first is not None and first <= onset <= first + 2, r
