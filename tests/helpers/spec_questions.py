@@ -35,6 +35,7 @@ class SpecMaker:
     def __init__(self, docs: Sequence[Document], seed: int = 0) -> None:
         self.docs = {d.doc_id: d for d in docs}
         self.names = index_for(self.docs)
+        self._named: dict[str, list[str]] = {}
         self.rng = random.Random(seed)
         self.seed = seed
         self.n = 0
@@ -47,7 +48,9 @@ class SpecMaker:
 
     def _links(self, doc_id: str) -> list[str]:
         """The documents `doc_id`'s text names, first mention first."""
-        return self.names.mentioned(self.docs[doc_id].text, exclude=doc_id)
+        if doc_id not in self._named:
+            self._named[doc_id] = self.names.mentioned(self.docs[doc_id].text, exclude=doc_id)
+        return self._named[doc_id]
 
     def _step(self, via: str, exclude: set[str]) -> tuple[str, str] | None:
         links = self._links(via)
@@ -98,7 +101,7 @@ class SpecMaker:
 
     def aggregation(self, min_items: int, scope: str = "links", operation: str = "count",
                     unanswerable: bool = False, max_items: int = 10_000) -> Question | None:
-        hubs = sorted(self.docs, key=lambda d: -len(self._links(d)))[:400]
+        hubs = sorted(self.docs, key=lambda d: -len(self._links(d)))[:2000]
         self.rng.shuffle(hubs)
         for s in hubs:
             items = self._links(s)
