@@ -22,7 +22,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-_WORDS = re.compile(r"[^\W_]+(?:['’][^\W_]+)*|[^\w\s]", re.UNICODE)
+_WORDS = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]", re.UNICODE)  # "sample_var" is one word
 _MONTH = ("(?:January|February|March|April|May|June|July|August|September|October|November|"
           "December)")
 _DATE = re.compile(rf"(?<![\w.,-])(?:(?:\d{{1,2}} )?{_MONTH} (?:\d{{1,2}}, )?(?:1[5-9]\d\d|20[0-4]\d)"
