@@ -254,8 +254,12 @@ def test_browser_follows_question_to_trajectory_to_row(server, browser, cat) -> 
     _shot(drv, "3-question")
 
     drv.find_element(By.LINK_TEXT, tid).click()
-    turns = drv.find_elements(By.CSS_SELECTOR, "#turns > li")
-    assert len(turns) == min(pages.TURNS_PER_PAGE, cat.trajectories[tid].turns)
+    want = min(pages.TURNS_PER_PAGE, cat.trajectories[tid].turns)
+    deadline = time.monotonic() + 20  # the click returns before a loaded machine parses it all
+    while (len(turns := drv.find_elements(By.CSS_SELECTOR, "#turns > li")) < want
+           and time.monotonic() < deadline):
+        time.sleep(0.2)
+    assert len(turns) == want
     details = drv.find_elements(By.CSS_SELECTOR, "details.result")
     if details:  # an elided result opens in place
         details[0].find_element(By.TAG_NAME, "summary").click()
