@@ -194,8 +194,10 @@ def test_scripted_teacher_habits_show_up_and_are_reduced(
     # reads (the trained turns, unweighted) every pattern is at most at the cap
     top = [f for f in dominant if f["share_before"] >= 0.6]
     # the scripted thoughts carry state notes beside the house phrases (synth/trajectories/voice.py),
-    # so fewer patterns pass 60% and removal alone reaches a little less than with bare templates
-    assert len(top) >= 3 and all(f["share_before"] <= 0.9 for f in top)
+    # so fewer patterns pass 60% and removal alone reaches a little less than with bare templates;
+    # the search line names its query, so the opener and the query habit are the two that always do
+    assert len(top) >= 2 and all(f["share_before"] <= 0.9 for f in top)
+    assert {f["pattern"].split(":")[0] for f in top} >= {"opener", "query"}
     for f in top:
         assert f["share_after"] <= 0.88 * f["share_before"], f
         assert f["trained_share_before"] >= 0.5, f
