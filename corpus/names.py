@@ -5,16 +5,23 @@
 question stage, the scripted teacher and the checks alike, so all three see the same mentions.
 
 - usable names: titles, aliases and titles without a trailing parenthesis, at least
-  `min_chars` long, not only stopwords or digits;
+  `min_chars` long, not only stopwords or digits; a title stripped of its parenthesis to one
+  word is no name ("Atlanta (album)": a text's "Atlanta" is the city);
+- a name that is one capitalized word, or a title stripped of its parenthesis, is not found
+  inside a longer capitalized name: "Colonel Tom Parker" does not name "Tom Parker (singer)",
+  nor "Paris Hilton" "Paris" (a capitalized word before it counts unless it opens a sentence);
 - ambiguous names (shared by several documents) are found but resolve to no document: a text
   naming one cannot be read as naming either;
 - a name written with a capital ("Rose", "Unix") is found only where the text capitalizes it
   too, so the verb "rose" names nothing;
 - common names are words of the language more than names: in more than `common_share` of the
   documents (and more than `min_common_docs` of them), or, for a capitalized one-word name,
-  also written in lower case in at least `lower_docs` documents ("Princess", "Movie"). They
+  also written in lower case in at least `lower_docs` documents ("Princess", "Movie"), and,
+  for a name that is one lower-case word ("include", "source"), in more than `lower_share` of
+  the documents (and more than `min_lower_docs`): a glossary's everyday words. They
   are found and marked, and the question families use them neither as steps nor as facts.
-Matching follows corpus/matching.py: whole words, plural and possessive accepted.
+Matching follows corpus/matching.py: whole words, plural and possessive accepted ("-es"
+only after s, x, z, ch, sh or o: "hopes" does not name "hop").
 """
 
 from __future__ import annotations
@@ -32,7 +39,10 @@ from hopforge.corpus.records import Document
 
 _PARENTHETICAL = re.compile(r"\s*\([^()]*\)\s*$")
 _SUFFIXES = ("", "s", "es", "'s", "’s")
+_ES_AFTER = ("s", "x", "z", "ch", "sh", "o")
+_OPENERS = frozenset(".!?:;\"“(\n")  # a word after one of these opens a sentence or a quote
 _RUN = re.compile(r"\S+")
+_ONE_WORD = re.compile(r"\w+(?:['’]\w+)*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,18 +83,29 @@ class NameIndex:
 
     def __init__(self, docs: Sequence[Document], *, min_chars: int = 3,
                  common_share: float = 0.05, min_common_docs: int = 20,
-                 lower_docs: int = 3) -> None:
+                 lower_docs: int = 3, lower_share: float = 0.01,
+                 min_lower_docs: int = 10) -> None:
         owners: dict[str, set[str]] = {}
         lower: set[str] = set()  # names some document writes without a capital
+        written: set[str] = set()  # names some document has as its title or an alias
         for d in docs:
+            stripped = _PARENTHETICAL.sub("", " ".join(d.title.split())).strip(" ,")
             for form in doc_names(d):
                 key = name_key(form)
-                if self._usable(key, min_chars):
-                    owners.setdefault(key, set()).add(d.doc_id)
-                    if not form[:1].isupper():
-                        lower.add(key)
+                as_written = form != stripped or stripped == " ".join(d.title.split()) or (
+                    form in d.aliases)
+                if not self._usable(key, min_chars) or (not as_written and " " not in key):
+                    continue
+                owners.setdefault(key, set()).add(d.doc_id)
+                if as_written:
+                    written.add(key)
+                if not form[:1].isupper():
+                    lower.add(key)
         self.owners = {k: tuple(sorted(v)) for k, v in owners.items()}
         self.capitalized = frozenset(k for k in self.owners if k not in lower)
+        # names that stand alone only: one capitalized word, or a stripped title
+        self.bare = frozenset(k for k in self.owners if k not in written
+                              or (k in self.capitalized and _ONE_WORD.fullmatch(k) is not None))
         self._auto = ahocorasick.Automaton(ahocorasick.STORE_ANY)
         for key in self.owners:
             self._auto.add_word(key, key)
@@ -98,8 +119,11 @@ class NameIndex:
                 lower_df.update({h.key for h in self._scan(d.text, any_case=True)
                                  if " " not in h.key and not h.surface[:1].isupper()})
             limit = max(min_common_docs, common_share * len(docs))
+            words = max(min_lower_docs, lower_share * len(docs))
             self.common = frozenset(
                 [k for k, n in df.items() if n > limit]
+                + [k for k, n in df.items() if n > words and " " not in k
+                   and k not in self.capitalized]
                 + [k for k in self.capitalized if lower_df[k] >= lower_docs])
         self.titles: Counter[str] = Counter(name_key(d.title) for d in docs)
 
@@ -126,11 +150,16 @@ class NameIndex:
                 continue
             stop = end + 1
             for suffix in _SUFFIXES if key[-1].isalnum() else ("",):
+                if suffix == "es" and not key.endswith(_ES_AFTER):
+                    continue
                 if low.startswith(suffix, stop) and not (
                         key[-1].isalnum() and _word_at(low, stop + len(suffix))):
                     stop += len(suffix)
                     break
             else:
+                continue
+            if key in self.bare and _inside_longer(text, where(start), where(stop - 1) + 1,
+                                                   possessive="'" in suffix or "’" in suffix):
                 continue
             found.append((start, stop, len(suffix), key))
         # the longest at each place; of two as long, the name as written over an inflected one
@@ -186,6 +215,29 @@ def _spaced(text: str) -> tuple[str, Callable[[int], int]]:
         return origin[k] + (i - starts[k]) if k >= 0 else i
 
     return spaced, where
+
+
+def _inside_longer(text: str, start: int, end: int, *, possessive: bool = False) -> bool:
+    """Whether the name at text[start:end] is part of a longer capitalized name: a capitalized
+    word right after it (not after a possessive: "DEC's Western"), or one right before it that
+    does not open a sentence."""
+    after = text[end:end + 2]
+    if not possessive and after[:1] == " " and after[1:2].isupper():
+        return True
+    i = start - 1
+    while i >= 0 and text[i] == " ":
+        i -= 1
+    if i < 0 or i == start - 1 or not text[i].isalpha():
+        return False  # nothing, or punctuation, right before it
+    j = i
+    while j > 0 and (text[j - 1].isalpha() or text[j - 1] in "-'’"):
+        j -= 1
+    if not text[j].isupper() or (j > 0 and text[j - 1].isalnum()):
+        return False  # a word of letters with a capital ("V6 Unix" is not a longer name)
+    k = j - 1
+    while k >= 0 and text[k] in " \t":
+        k -= 1
+    return k >= 0 and text[k] not in _OPENERS
 
 
 def _word_at(text: str, i: int) -> bool:

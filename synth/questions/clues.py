@@ -21,6 +21,8 @@ from hopforge.corpus.matching import matches
 from hopforge.corpus.names import NameIndex
 from hopforge.corpus.records import Document
 from hopforge.synth.questions.facts import (
+    PAST,
+    event,
     extract_all,
     number_of,
     relation_key,
@@ -29,26 +31,30 @@ from hopforge.synth.questions.facts import (
 )
 from hopforge.synth.records import Clue, Fact
 
-_PAST = frozenset(["won", "came", "began", "wrote", "sold", "ran", "became", "took", "gave", "grew", "went", "sang", "spoke", "fought", "led", "met"])  # past forms: the subject did it
-_IRREGULAR = _PAST | frozenset(["born", "made", "held", "lost", "written", "built", "left", "known", "shown", "given", "seen", "drawn", "sung", "spoken", "taught", "brought", "read", "set", "put", "cut", "shot"])
 _SUBJECTS = frozenset(["he", "she", "they", "it", "who", "which", "we", "i"])
+_AUXILIARY = frozenset(["was", "were", "is", "are", "been", "be", "being"])
+_ADVERBS = frozenset(["and", "then", "later", "also", "eventually", "subsequently", "finally", "first", "officially", "formally"])
 PREFERENCE = ("date", "entity", "number", "category", "phrase")
 
 
 def happening(key: str) -> bool:
-    """Whether a relation key says what happened (a participle or past form)."""
-    return key.endswith("ed") or key in _IRREGULAR
+    """Whether a relation key says what happened (a participle or past form, facts.event)."""
+    return event(key)
 
 
 def verb(fact: Fact, key: str) -> str:
-    """`key` as the subject's verb, active when a subject stands right before it in the text
-    ("He died in" gives "died"), else passive ("film directed in" gives "was directed")."""
+    """`key` as the subject's verb: passive after an auxiliary ("was founded in"), for
+    "born", and for a participle with no subject before it ("film directed in"); active after
+    a subject, "and" or an adverb ("He died in", "and died in") and for past forms ("won")."""
     words = fact.relation.split()
     lower = [w.lower() for w in words]
     at = lower.index(key) if key in lower else -1
-    before = words[at - 1] if at > 0 else ""
-    active = before.lower() in _SUBJECTS or before[:1].isupper() or key in _PAST
-    return key if active and key != "born" else f"was {key}"
+    before = lower[at - 1] if at > 0 else ""
+    if key == "born" or before in _AUXILIARY:
+        return f"was {key}"
+    active = (before in _SUBJECTS or before in _ADVERBS or words[at - 1][:1].isupper()
+              if at > 0 else False) or key in PAST
+    return key if active else f"was {key}"
 
 
 class FactBook:
@@ -66,7 +72,7 @@ class FactBook:
         for doc_id, found in self.facts.items():
             for f in found:
                 if f.kind == "date":  # a date of every relation word before it that says
-                    keys = [k for k in relation_keys(f.relation) if happening(k)]  # what happened
+                    keys = [k for k in relation_keys(f.relation) if event(k)]  # what happened
                     if keys:
                         self.key_of[f] = keys[0]
                     for key in keys:
@@ -169,7 +175,9 @@ def date_clues(fact: Fact, key: str) -> list[Clue]:
     base = Clue(kind="date", relation=fact.relation, value=fact.value, evidence=fact.evidence,
                 key=key)
     decade = year - year % 10
-    out = [replace(base, low=decade, high=decade + 9, shown=f"{said} in the {decade}s")]
+    out = []
+    if year != decade:  # "in the 1970s" for 1970 would quote the year itself
+        out.append(replace(base, low=decade, high=decade + 9, shown=f"{said} in the {decade}s"))
     for step in (10, 25, 50):
         above = (year // step + 1) * step
         below = (year // step) * step

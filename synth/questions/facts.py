@@ -12,6 +12,13 @@ the last punctuation); its `key` (`relation_key`) is the last of those that is a
 word of three letters or more and no stopword or month: "was founded in" gives "founded". Date
 and number facts without a key say nothing a question can ask about ("(1997-04-12)") and are
 not kept.
+
+A date fact is kept only where it dates something the document's subject did or underwent
+(`own_event`): a relation word that names an event (a participle or past form, not "used",
+"called", "located" ...), in a clause whose subject is the document's: not a relative clause
+("which was released in"), not a sentence about someone's ("His father died in"), no other
+capitalized name before the event word ("starred in Heat released in"), and a clause that
+opens with the participle after a comma only behind a short subject ("The film, released in").
 """
 
 from __future__ import annotations
@@ -39,6 +46,13 @@ _BOUNDARY = re.compile(r"[.;:!?()\[\]{}\"“”,—–]")
 _FOLDOC_TAG = re.compile(r"<([a-z][a-z ,/-]{1,40})>")
 _JARGON_TAG = re.compile(r"(?:^|\n)\s*(?:\d+\.\s*)?\[([A-Za-z][\w .'-]{1,30})\]")
 MAX_FACTS_PER_KIND = 40
+# past forms: the subject did it ("He won", "She wrote")
+PAST = frozenset(["won", "came", "began", "wrote", "sold", "ran", "became", "took", "gave", "grew", "went", "sang", "spoke", "fought", "led", "met", "died", "married", "retired", "moved", "returned", "arrived", "debuted", "graduated", "resigned", "emigrated", "joined", "toured", "competed", "starred", "appeared", "performed", "studied", "lived", "worked", "served", "played", "converted", "originated", "emerged", "occurred", "happened", "existed", "flourished", "collapsed", "evolved", "started", "ended", "closed", "opened", "premiered", "aired"])
+IRREGULAR = PAST | frozenset(["born", "made", "held", "lost", "written", "built", "left", "known", "shown", "given", "seen", "drawn", "sung", "spoken", "taught", "brought", "read", "set", "put", "cut", "shot"])
+# participles that describe a state or a way of speaking, not something that happened then
+NOT_EVENTS = frozenset(["used", "called", "based", "named", "located", "listed", "ranked", "included", "considered", "described", "featured", "expected", "scheduled", "known", "related", "compared", "noted", "stated", "reported", "estimated", "added", "needed", "required", "supported", "intended", "followed", "preceded", "owned", "operated", "aged", "titled", "entitled", "dated", "limited", "numbered", "valued", "rated", "seen", "shown", "read", "set", "put", "cut", "left", "made", "given", "red", "need", "based", "handled", "concerned", "involved", "compared", "regarded", "believed", "claimed", "said", "thought", "supposed", "allowed", "defined", "specified", "implemented", "documented", "deprecated", "changed", "updated", "fixed", "returned", "went", "came", "took", "gave", "ran", "became", "grew", "met", "led", "put"])
+_RELATIVE = frozenset(["which", "who", "whom", "whose", "that", "where", "when", "while", "whereas"])
+_POSSESSIVE = frozenset(["his", "her", "its", "their", "our", "my", "whose"])
 # words that stand before a date without naming what happened then
 _NOT_KEYS = frozenset(["since", "until", "from", "during", "around", "early", "late", "about", "after", "before", "following", "between", "circa", "through", "till", "last", "next", "each", "every", "year", "years", "age", "aged", "mid"])
 
@@ -77,6 +91,41 @@ def relation_key(relation: str) -> str:
     return keys[0] if keys else ""
 
 
+def event(key: str) -> bool:
+    """Whether a relation word names something that happened (a participle or past form)."""
+    return (key.endswith("ed") or key in IRREGULAR) and key not in NOT_EVENTS
+
+
+def own_event(sentence: str, pos: int) -> str:
+    """The word naming what the sentence's subject did or underwent at the date at `pos`
+    (the event word nearest before it, among the four words the relation holds), or "" when
+    the date belongs to someone or something else (see the module's note)."""
+    head = sentence[:pos]
+    marks = list(_BOUNDARY.finditer(head))
+    cut = marks[-1].end() if marks else 0
+    words = _REL_WORD.findall(head[cut:])
+    keys = [k for k in relation_keys(" ".join(words[-4:])) if event(k)]
+    if not keys or not words:
+        return ""
+    opener = _REL_WORD.findall(sentence[:40])
+    if opener and opener[0].lower() in _POSSESSIVE:
+        return ""
+    if any(w.lower() in _RELATIVE for w in words):
+        return ""
+    at = max(i for i, w in enumerate(words) if w.lower() == keys[0])
+    lead = 0  # the capitalized words that open the sentence: its subject's name
+    if cut == 0:
+        while lead < at and words[lead][:1].isupper():
+            lead += 1
+    if any(w[:1].isupper() for w in words[lead:at]):
+        return ""
+    if marks and marks[-1].group(0) in ",—–" and words[0].lower() == keys[0]:
+        before = _REL_WORD.findall(head[:marks[-1].start()])
+        if len(before) > 3:
+            return ""
+    return keys[0]
+
+
 def year_of(value: str) -> int:
     """The year a date fact states."""
     return int(re.findall(_YEAR, value)[-1])
@@ -105,7 +154,7 @@ def extract(doc: Document, names: NameIndex) -> list[Fact]:
         dates = list(DATE.finditer(sent))
         for m in dates:
             relation = relation_before(sent, m.start())
-            if relation_key(relation):
+            if own_event(sent, m.start()):
                 add(Fact(doc=doc.doc_id, kind="date", relation=relation, value=m.group(0),
                          evidence=sent))
         taken = [(m.start(), m.end()) for m in dates]

@@ -28,7 +28,7 @@ from hopforge.synth.questions.model import (
     ReadingParseError,
     misread,
 )
-from hopforge.synth.records import Checks, Question, Step
+from hopforge.synth.records import Checks, Question, Spec, Step
 from hopforge.synth.teacher.chat import ChatModel, ModelResponseError, ModelUnavailable
 
 log = logging.getLogger(__name__)
@@ -70,7 +70,9 @@ async def generate_questions(
     questions must not nearly repeat earlier ones. At most `n * config.attempts_per_question`
     drafts are tried, so fewer than `n` come back when the attempts run out.
 
-    Mix: at most `config.max_per_start` accepted questions start at one document, and
+    Mix: within a family a document is the answer (or a compared side) of one question only,
+    so no two questions ask about the same document the same way; at most
+    `config.max_per_start` accepted questions start at one document, and
     unanswerable ones stop at their share of `n` (a later one is rejected as `over_share`);
     `max_gap` (from the trajectory settings' no-progress window) drops tasks whose plan would
     go that many calls without reaching a gold document.
@@ -91,6 +93,8 @@ async def generate_questions(
     have = Counter(q.kind for q in earlier)
     kept = [q for q in earlier if not q.rejected]
     per_start = Counter(q.spec.start for q in kept if q.spec)
+    gold: set[tuple[str, str]] = {g for q in kept if q.spec
+                                  for g in _gold(q.kind, q.spec, q.answer_doc)}
     unanswerable_cap = _unanswerable_cap(config, n + len(kept))
     unanswerable = sum(q.kind == "unanswerable" for q in kept)
     out: list[Question] = []
@@ -109,9 +113,11 @@ async def generate_questions(
                 break
             draft = families.draw(kind)
             if (draft is None or draft.qid in seen
-                    or per_start[draft.spec.start] >= config.max_per_start):
+                    or per_start[draft.spec.start] >= config.max_per_start
+                    or gold & _gold(draft.kind, draft.spec, draft.answer_doc)):
                 misses[kind] += 1
                 continue
+            gold |= _gold(draft.kind, draft.spec, draft.answer_doc)  # planned; freed if rejected
             misses[kind] = 0
             drawn[kind] += 1
             seen.add(draft.qid)
@@ -141,8 +147,16 @@ async def generate_questions(
                     unanswerable += q.kind == "unanswerable"
             if q.rejected:
                 have[q.kind] -= 1
+                if q.spec:
+                    gold -= _gold(q.kind, q.spec, q.answer_doc)
             out.append(q)
     return out
+
+
+def _gold(kind: str, spec: Spec, answer_doc: str) -> set[tuple[str, str]]:
+    """(kind, document) for the documents a question is about: its answer, compared sides."""
+    docs = {answer_doc, *(s.doc for s in spec.steps if s.relation == "compare")}
+    return {(kind, d) for d in docs if d}
 
 
 def corpus_min_df(min_df: int, documents: int) -> int:

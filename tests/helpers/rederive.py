@@ -3,11 +3,19 @@ question stage (no hopforge.corpus.names, matching or synth.questions import).
 
 The rules are the ones a careful reader applies to the text `open` shows:
 - a text names a document when one of its names (title, alias, title without a trailing
-  parenthesis) appears as whole words (a plural or possessive ending allowed), capitalized
-  where the name is; the longest name wins where names overlap; a name two documents share
-  names neither;
+  parenthesis unless that leaves one word) appears as whole words (a plural or possessive
+  ending allowed, "es" only after s, x, z, ch, sh, o), capitalized where the name is; the
+  longest name wins where names overlap; a name two documents share names neither; a name of
+  one capitalized word, or a title without its parenthesis, does not count when a capitalized
+  word follows it or one precedes it that does not open a sentence ("Colonel Tom Parker");
+- walkable names leave out common ones: in over 5% of texts, capitalized names written in
+  lower case in 3 texts, and one-word lower-case names in over 1% of texts (at least 10);
 - a date clue (key K, years [low, high]) holds when a year in range (or a full date whose year
-  is) has the word K among the four words right before it, with no punctuation between;
+  is) has the word K among the four words right before it, with no punctuation between, and
+  the date is the subject's own: its sentence does not open with a possessive ("His father
+  died in"), its clause holds no relative word ("which was released in"), no capitalized word
+  stands between the sentence's opening name and K ("starred in Heat released in"), and a
+  clause that opens with K after a comma or dash follows at most three words;
 - a number clue (unit U, bounds) holds when a number in range stands right before the word U;
 - a category clue holds when the text tags the document with it: a `<tag>` (one of its
   comma-separated tags), or a `[tag]` that opens a line or a numbered sense;
@@ -34,12 +42,16 @@ _PUNCT = re.compile(r"[.;:!?()\[\]{}\"“”,—–]")
 STOPWORDS = frozenset(["a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most", "my", "myself", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "one", "two", "three", "first", "second", "new", "old", "see", "also", "part"])
 
 
-def _variants(title: str, aliases: Iterable[str]) -> list[str]:
-    out = []
-    for form in (title, *aliases, re.sub(r"\s*\([^()]*\)\s*$", "", title)):
-        form = " ".join(form.split()).strip(" ,")
-        if form and form not in out:
-            out.append(form)
+def _variants(title: str, aliases: Iterable[str]) -> list[tuple[str, bool]]:
+    """(name, whether it is only the title cut before its parenthesis)."""
+    out: list[tuple[str, bool]] = []
+    full = [" ".join(f.split()).strip(" ,") for f in (title, *aliases)]
+    cut = " ".join(re.sub(r"\s*\([^()]*\)\s*$", "", title).split()).strip(" ,")
+    for form in full:
+        if form and form not in [f for f, _ in out]:
+            out.append((form, False))
+    if cut and cut not in full and len(cut.split()) > 1:
+        out.append((cut, True))
     return out
 
 
@@ -52,18 +64,22 @@ class Reader:
         table: dict[tuple[str, ...], set[str]] = defaultdict(set)
         self.forms: dict[tuple[str, ...], set[str]] = defaultdict(set)
         lower: set[tuple[str, ...]] = set()
+        whole: set[tuple[str, ...]] = set()  # names some document has as written
         for d in self.docs.values():
-            for form in _variants(d["title"], d.get("aliases") or ()):
+            for form, cut in _variants(d["title"], d.get("aliases") or ()):
                 words = tuple(w.lower() for w in _WORDS.findall(form))
                 if (len(form) < 3 or not any(c.isalpha() for c in form) or not words
                         or all(w in STOPWORDS for w in re.findall(r"\w+", form.lower()))):
                     continue
                 table[words].add(d["doc_id"])
                 self.forms[words].add(form.lower())
+                if not cut:
+                    whole.add(words)
                 if not form[0].isupper():
                     lower.add(words)
         self.table = {k: sorted(v) for k, v in table.items()}
         self.capital = {k for k in self.table if k not in lower}
+        self.alone = {k for k in self.table if k not in whole or (k in self.capital and len(k) == 1)}
         self.longest = max((len(k) for k in self.table), default=1)
         df: dict[tuple[str, ...], int] = defaultdict(int)
         low_df: dict[tuple[str, ...], int] = defaultdict(int)
@@ -74,8 +90,10 @@ class Reader:
                         if len(k) == 1 and not surf[:1].isupper()}:
                 low_df[key] += 1
         limit = max(min_common_docs, common_share * len(self.docs))
+        everyday = max(10, 0.01 * len(self.docs))
         self.common = {k for k, n in df.items() if n > limit} | {
-            k for k in self.capital if low_df[k] >= lower_docs}
+            k for k in self.capital if low_df[k] >= lower_docs} | {
+            k for k, n in df.items() if n > everyday and len(k) == 1 and k not in self.capital}
 
     def _scan(self, text: str, *, any_case: bool = False) -> list[tuple[tuple[str, ...], str]]:
         """(name words, surface) of the names in `text`, longest first at each place."""
@@ -88,13 +106,15 @@ class Reader:
                 words = [s[2] for s in spans[i:i + n]]
                 low = tuple(w.lower() for w in words)
                 last = low[-1]
+                es = last.endswith("es") and last[:-2].endswith(("s", "x", "z", "ch", "sh", "o"))
                 for key in (low, low[:-1] + (last[:-2],) if last.endswith(("'s", "’s")) else (),
                             low[:-1] + (last[:-1],) if last.endswith("s") else (),
-                            low[:-1] + (last[:-2],) if last.endswith("es") else ()):
+                            low[:-1] + (last[:-2],) if es else ()):
                     surface = text[spans[i][0]:spans[i + n - 1][1]]
                     if key and key in self.table and (
                             any_case or key not in self.capital or words[0][:1].isupper()
-                    ) and self._written(surface, key):
+                    ) and self._written(surface, key) and not (
+                            key in self.alone and self._in_longer(text, spans, i, i + n)):
                         hit = (key, surface, n)
                         break
                 if hit:
@@ -105,6 +125,23 @@ class Reader:
             else:
                 i += 1
         return out
+
+    @staticmethod
+    def _in_longer(text: str, spans: list[tuple[int, int, str]], i: int, j: int) -> bool:
+        """Whether words i..j-1 sit inside a longer capitalized name."""
+        if (j < len(spans) and text[spans[j - 1][1]:spans[j][0]] == " "
+                and spans[j][2][:1].isupper() and not spans[j - 1][2].endswith(("'s", "’s"))):
+            return True
+        if i == 0 or not text[spans[i - 1][1]:spans[i][0]].strip() == "":
+            return False
+        prev = spans[i - 1][2]
+        if not prev[:1].isupper() or not re.fullmatch(r"[^\W\d_]+(?:['’][^\W\d_]+)*", prev):
+            return False
+        if i - 1 == 0:
+            return False  # the text opens with it
+        gap = text[spans[i - 2][1]:spans[i - 1][0]]
+        before = spans[i - 2][2]
+        return not (gap.strip() or before in (".", "!", "?", ":", ";", '"', "“", "(")) and "\n" not in gap
 
     def _written(self, surface: str, key: tuple[str, ...]) -> bool:
         """Whether `surface` writes the name itself (spacing aside), or it with an ending."""
@@ -138,7 +175,7 @@ class Reader:
                 head = text[max(0, m.start() - 200):m.start()]
                 head = _PUNCT.split(head)[-1]
                 words = re.findall(r"[A-Za-z][A-Za-z'-]*", head)[-4:]
-                if key in (w.lower() for w in words) and inside(year):
+                if key in (w.lower() for w in words) and inside(year) and _own(text, m.start(), key):
                     return True
             return False
         if kind == "number":
@@ -156,6 +193,35 @@ class Reader:
         words = clue.get("value") or key
         return bool(re.search(rf"(?<!\w){re.escape(words)}(?:s|es|'s|’s)?(?!\w)", text,
                               re.IGNORECASE))
+
+
+_OPENING = ("his", "her", "its", "their", "our", "my", "whose")
+_RELATIVE = ("which", "who", "whom", "whose", "that", "where", "when", "while", "whereas")
+
+
+def _own(text: str, at: int, key: str) -> bool:
+    """Whether the date at `at`, dated by the word `key`, is the sentence subject's own."""
+    start = max(text.rfind(c, 0, at) for c in ".!?\n") + 1
+    sentence = text[start:at]
+    word = r"[A-Za-z][A-Za-z'-]*"
+    opening = re.findall(word, sentence)[:1]
+    if opening and opening[0].lower() in _OPENING:
+        return False
+    pieces = _PUNCT.split(sentence)
+    clause = re.findall(word, pieces[-1])
+    if any(w.lower() in _RELATIVE for w in clause):
+        return False
+    k = max(i for i, w in enumerate(clause) if w.lower() == key)
+    i = 0
+    if len(pieces) == 1:  # the clause opens the sentence: skip its subject's capitalized name
+        while i < k and clause[i][:1].isupper():
+            i += 1
+    if any(w[:1].isupper() for w in clause[i:k]):
+        return False
+    last_mark = [c for c in sentence if _PUNCT.match(c)][-1:]
+    if last_mark and last_mark[0] in ",—–" and clause[0].lower() == key:
+        return len(re.findall(word, sentence[:sentence.rfind(last_mark[0])])) <= 3
+    return True
 
 
 def rederive(q: Mapping[str, Any], reader: Reader) -> tuple[str, str]:

@@ -6,8 +6,8 @@ from typing import Any
 import pytest
 from hopforge.corpus.names import NameIndex
 from hopforge.corpus.records import Document
-from hopforge.synth.questions.clues import FactBook, date_clues
-from hopforge.synth.questions.facts import extract, relation_key
+from hopforge.synth.questions.clues import FactBook, date_clues, verb
+from hopforge.synth.questions.facts import DATE, extract, own_event, relation_key
 from hopforge.synth.questions.model_facts import FactsParseError, model_facts, parse_facts
 from hopforge.synth.records import Clue
 from hopforge.synth.teacher.openai_client import OpenAIChatModel
@@ -45,10 +45,43 @@ def test_dates_blur_to_decades_and_bounds_and_picks_are_exact(docs: list[Documen
     assert clues[0].shown == "whose subject was born in the 1930s"
     assert (clues[0].low, clues[0].high) == (1930, 1939)
     assert all("1931" not in c.shown for c in clues)
+    from hopforge.synth.records import Fact
+    round_year = Fact(doc="f", kind="date", relation="He was born in", value="1930",
+                      evidence="He was born in 1930.")
+    assert all("1930" not in c.shown for c in date_clues(round_year, "born"))  # no "1930s"
     assert book.holds(clues[0], "f") and not book.holds(clues[0], "u")
     assert book.picks(clues[0], "f", ["u", "m"])
     later = Clue(kind="date", key="born", low=1940, high=None, shown="born after 1939")
     assert not book.holds(later, "f")
+
+
+@pytest.mark.parametrize(("sentence", "event"), [
+    ("John Smith (born 1950) is an actor.", "born"),
+    ("He died in 1990.", "died"),
+    ("The film, released in 1995 in Italy, was a hit.", "released"),
+    ("He married Jane Doe in 1990.", "married"),
+    ("The company was founded in 1990 by Bob.", "founded"),
+    ("His father died in 1990.", ""),  # someone else's
+    ("Smith starred in Heat, which was released in 1995.", ""),  # the film's
+    ("Smith starred in Heat released in 1995.", ""),
+    ("Smith starred in the movie Heat, released in 1995.", ""),
+    ("The VAX was used in 1980.", ""),  # a state, not an event
+    ("The war went on until 1945.", ""),
+])
+def test_a_date_is_kept_only_as_its_subjects_own_event(sentence: str, event: str) -> None:
+    found = DATE.search(sentence)
+    assert found and own_event(sentence, found.start()) == event
+
+
+@pytest.mark.parametrize(("relation", "key", "said"), [
+    ("He died in", "died", "died"), ("and died in", "died", "died"),
+    ("was founded in", "founded", "was founded"), ("film directed in", "directed", "was directed"),
+    ("term originated in", "originated", "originated"), ("Smith (born", "born", "was born"),
+])
+def test_the_verb_of_a_dated_relation_reads_as_english(relation: str, key: str, said: str) -> None:
+    from hopforge.synth.records import Fact
+
+    assert verb(Fact(doc="d", kind="date", relation=relation, value="1990", evidence=""), key) == said
 
 
 def test_a_models_facts_are_verified(docs: list[Document],

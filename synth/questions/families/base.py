@@ -139,8 +139,10 @@ class Families:
              ) -> tuple[Clue, tuple[Clue, ...]] | None:
         """A clue that picks `doc_id` among `rivals` (and others to blur further), facts first;
         the phrase fallback only where `phrase_allowed(taken)`."""
+        said = {s.fact.shown for s in taken if s.fact}  # a question states a clue once
         found = [c for c in self.book.picking(doc_id, rivals, hidden=hidden)
-                 if not (avoid_key and c.kind == "date" and c.key == avoid_key)]
+                 if not (avoid_key and c.kind == "date" and c.key == avoid_key)
+                 and c.shown not in said]
         if found:
             best = found[0].kind
             band = [c for c in found if c.kind == best]
