@@ -31,9 +31,6 @@ from hopforge.synth.questions.facts import (
 )
 from hopforge.synth.records import Clue, Fact
 
-_SUBJECTS = frozenset(["he", "she", "they", "it", "who", "which", "we", "i"])
-_AUXILIARY = frozenset(["was", "were", "is", "are", "been", "be", "being"])
-_ADVERBS = frozenset(["and", "then", "later", "also", "eventually", "subsequently", "finally", "first", "officially", "formally"])
 PREFERENCE = ("date", "entity", "number", "category", "phrase")
 
 
@@ -43,18 +40,9 @@ def happening(key: str) -> bool:
 
 
 def verb(fact: Fact, key: str) -> str:
-    """`key` as the subject's verb: passive after an auxiliary ("was founded in"), for
-    "born", and for a participle with no subject before it ("film directed in"); active after
-    a subject, "and" or an adverb ("He died in", "and died in") and for past forms ("won")."""
-    words = fact.relation.split()
-    lower = [w.lower() for w in words]
-    at = lower.index(key) if key in lower else -1
-    before = lower[at - 1] if at > 0 else ""
-    if key == "born" or before in _AUXILIARY:
-        return f"was {key}"
-    active = (before in _SUBJECTS or before in _ADVERBS or words[at - 1][:1].isupper()
-              if at > 0 else False) or key in PAST
-    return key if active else f"was {key}"
+    """`key` as the subject's verb: active for what a subject does ("died", "won", facts.PAST),
+    passive for what it undergoes ("was born", "was founded", "was knighted")."""
+    return key if key in PAST else f"was {key}"
 
 
 class FactBook:
@@ -86,6 +74,7 @@ class FactBook:
                 elif f.kind == "category":
                     self.categories.setdefault(doc_id, set()).add(f.value.lower())
         self._mentioned: dict[str, set[str]] = {}
+        self._order: dict[str, list[str]] = {}
 
     def dated(self, doc_id: str, key: str) -> Fact | None:
         """The first date fact of `doc_id` whose relation has the word `key`, or None."""
@@ -103,9 +92,15 @@ class FactBook:
     def mentioned(self, doc_id: str) -> set[str]:
         """Every document `doc_id`'s text names unambiguously (common names too)."""
         if doc_id not in self._mentioned:
-            doc = self.docs[doc_id]
-            self._mentioned[doc_id] = set(self.names.mentioned(doc.text, exclude=doc_id))
+            self._mentioned[doc_id] = set(self.in_order(doc_id))
         return self._mentioned[doc_id]
+
+    def in_order(self, doc_id: str) -> list[str]:
+        """The documents `doc_id`'s text names unambiguously, first named first."""
+        if doc_id not in self._order:
+            doc = self.docs[doc_id]
+            self._order[doc_id] = self.names.mentioned(doc.text, exclude=doc_id)
+        return self._order[doc_id]
 
     def holds(self, clue: Clue, doc_id: str) -> bool:
         """Whether document `doc_id` passes `clue`'s test."""

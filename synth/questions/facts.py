@@ -14,11 +14,14 @@ and number facts without a key say nothing a question can ask about ("(1997-04-1
 not kept.
 
 A date fact is kept only where it dates something the document's subject did or underwent
-(`own_event`): a relation word that names an event (a participle or past form, not "used",
-"called", "located" ...), in a clause whose subject is the document's: not a relative clause
-("which was released in"), not a sentence about someone's ("His father died in"), no other
+(`own_event`): a relation word that names an event (EVENTS: born, died, founded, released ...;
+not "used", "called", "located"), in a clause whose subject is the document's: not a relative clause
+("which was released in"), not a sentence about someone's ("His father died in"), a
+sentence that opens with the document (a pronoun, a name sharing a word with its title, or
+"The" and a noun of its first sentence: "The film was released in" on a film's page), no other
 capitalized name before the event word ("starred in Heat released in"), and a clause that
-opens with the participle after a comma only behind a short subject ("The film, released in").
+opens with the participle after a comma only behind a short subject ("The film, released in");
+what a work undergoes (WORKS) only in the passive ("was directed in", not "He directed").
 """
 
 from __future__ import annotations
@@ -42,15 +45,19 @@ NUMBER = re.compile(r"(?<![\w.,$£€-])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?![\w
 _AFTER_MONTH = re.compile(rf"{_MONTH}\s*$")
 _SENTENCE = re.compile(r"[^\n.!?]*(?:[.!?](?=\s|$)|\n|$)")
 _REL_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+_FIRST = re.compile(r"[.!?](?=\s|$)|\n")
 _BOUNDARY = re.compile(r"[.;:!?()\[\]{}\"“”,—–]")
 _FOLDOC_TAG = re.compile(r"<([a-z][a-z ,/-]{1,40})>")
 _JARGON_TAG = re.compile(r"(?:^|\n)\s*(?:\d+\.\s*)?\[([A-Za-z][\w .'-]{1,30})\]")
 MAX_FACTS_PER_KIND = 40
-# past forms: the subject did it ("He won", "She wrote")
-PAST = frozenset(["won", "came", "began", "wrote", "sold", "ran", "became", "took", "gave", "grew", "went", "sang", "spoke", "fought", "led", "met", "died", "married", "retired", "moved", "returned", "arrived", "debuted", "graduated", "resigned", "emigrated", "joined", "toured", "competed", "starred", "appeared", "performed", "studied", "lived", "worked", "served", "played", "converted", "originated", "emerged", "occurred", "happened", "existed", "flourished", "collapsed", "evolved", "started", "ended", "closed", "opened", "premiered", "aired"])
-IRREGULAR = PAST | frozenset(["born", "made", "held", "lost", "written", "built", "left", "known", "shown", "given", "seen", "drawn", "sung", "spoken", "taught", "brought", "read", "set", "put", "cut", "shot"])
-# participles that describe a state or a way of speaking, not something that happened then
-NOT_EVENTS = frozenset(["used", "called", "based", "named", "located", "listed", "ranked", "included", "considered", "described", "featured", "expected", "scheduled", "known", "related", "compared", "noted", "stated", "reported", "estimated", "added", "needed", "required", "supported", "intended", "followed", "preceded", "owned", "operated", "aged", "titled", "entitled", "dated", "limited", "numbered", "valued", "rated", "seen", "shown", "read", "set", "put", "cut", "left", "made", "given", "red", "need", "based", "handled", "concerned", "involved", "compared", "regarded", "believed", "claimed", "said", "thought", "supposed", "allowed", "defined", "specified", "implemented", "documented", "deprecated", "changed", "updated", "fixed", "returned", "went", "came", "took", "gave", "ran", "became", "grew", "met", "led", "put"])
+# past forms: the subject did it ("He won", "She died")
+PAST = frozenset(["won", "began", "wrote", "sold", "died", "married", "retired", "moved", "returned", "arrived", "debuted", "graduated", "resigned", "emigrated", "immigrated", "joined", "toured", "competed", "starred", "appeared", "performed", "originated", "emerged", "occurred", "collapsed", "started", "ended", "closed", "opened", "premiered", "aired", "ruled", "reigned", "abdicated", "sank", "enlisted"])
+# the events a date may be asked about: what a reader recognises as something that happened
+EVENTS = PAST | frozenset(["born", "founded", "established", "released", "published", "formed", "married", "elected", "appointed", "crowned", "completed", "built", "constructed", "launched", "created", "introduced", "discovered", "invented", "designed", "developed", "written", "recorded", "produced", "directed", "signed", "awarded", "acquired", "merged", "dissolved", "abolished", "renamed", "inaugurated", "issued", "broadcast", "killed", "executed", "assassinated", "buried", "baptized", "baptised", "ordained", "canonized", "knighted", "demolished", "destroyed", "restored", "incorporated", "patented", "adopted", "ratified", "enacted", "opened", "closed", "discontinued", "standardized", "standardised", "commissioned", "decommissioned", "exiled", "imprisoned", "arrested", "defeated", "captured", "nominated", "inducted", "promoted", "drafted", "traded", "hired", "fired", "succeeded", "named", "coined"])
+# what a work undergoes: its date is the subject's only when the subject is the work ("The
+# film was directed in", "The film, directed in"), not when the subject did it ("He directed")
+WORKS = frozenset(["directed", "produced", "written", "recorded", "released", "published", "developed", "designed", "built", "constructed", "completed", "launched", "introduced", "created", "issued", "broadcast", "founded", "established", "formed", "discovered", "invented", "patented", "acquired", "commissioned", "adopted", "coined"])
+_AUXILIARIES = frozenset(["was", "were", "is", "are", "been", "be", "being"])
 _RELATIVE = frozenset(["which", "who", "whom", "whose", "that", "where", "when", "while", "whereas"])
 _POSSESSIVE = frozenset(["his", "her", "its", "their", "our", "my", "whose"])
 # words that stand before a date without naming what happened then
@@ -92,14 +99,48 @@ def relation_key(relation: str) -> str:
 
 
 def event(key: str) -> bool:
-    """Whether a relation word names something that happened (a participle or past form)."""
-    return (key.endswith("ed") or key in IRREGULAR) and key not in NOT_EVENTS
+    """Whether a relation word names something that happened, of the kinds in EVENTS."""
+    return key in EVENTS
 
 
-def own_event(sentence: str, pos: int) -> str:
+_PRONOUNS = frozenset(["he", "she", "it", "they"])
+# how a glossary's entry speaks of itself ("The term was coined in 1970")
+_SELF = frozenset(["term", "word", "phrase", "expression", "usage", "abbreviation", "acronym"])
+
+
+def about_subject(sentence: str, title: str, lead: str) -> bool:
+    """Whether `sentence` is about the document titled `title` whose first sentence is
+    `lead`: it opens with a pronoun ("He", "It"), with a capitalized name sharing a word with
+    the title, or with "The"/"This" and a noun of the lead sentence ("The film" in a film's
+    page), a word of its title ("The geek code") or one a glossary uses for its entry
+    ("The term"); anything else ("John Lennon died", "In 1990 ...") is about something else."""
+    words = _REL_WORD.findall(sentence[:80])
+    if not words:
+        return False
+    first = words[0].lower()
+    if first in _PRONOUNS:
+        return True
+    named = {w.lower() for w in _REL_WORD.findall(title)}
+    if first in ("the", "this") and len(words) > 1:
+        noun = words[1].lower()
+        return noun in _SELF or noun in named or noun in {
+            w.lower() for w in _REL_WORD.findall(lead)}
+    run = []
+    for w in words:
+        if not w[:1].isupper():
+            break
+        run.append(w.lower())
+    return bool(run) and bool(named & set(run))
+
+
+def own_event(sentence: str, pos: int, title: str = "", lead: str = "") -> str:
     """The word naming what the sentence's subject did or underwent at the date at `pos`
     (the event word nearest before it, among the four words the relation holds), or "" when
-    the date belongs to someone or something else (see the module's note)."""
+    the date belongs to someone or something else (see the module's note). With `title` and
+    `lead` (the document's first sentence), the sentence must be about the document too
+    (`about_subject`)."""
+    if title and not about_subject(sentence, title, lead):
+        return ""
     head = sentence[:pos]
     marks = list(_BOUNDARY.finditer(head))
     cut = marks[-1].end() if marks else 0
@@ -114,7 +155,7 @@ def own_event(sentence: str, pos: int) -> str:
         return ""
     at = max(i for i, w in enumerate(words) if w.lower() == keys[0])
     lead = 0  # the capitalized words that open the sentence: its subject's name
-    if cut == 0:
+    if not _REL_WORD.search(head[:cut]):  # the clause opens the sentence
         while lead < at and words[lead][:1].isupper():
             lead += 1
     if any(w[:1].isupper() for w in words[lead:at]):
@@ -123,6 +164,8 @@ def own_event(sentence: str, pos: int) -> str:
         before = _REL_WORD.findall(head[:marks[-1].start()])
         if len(before) > 3:
             return ""
+    if keys[0] in WORKS and at > 0 and words[at - 1].lower() not in _AUXILIARIES:
+        return ""  # "He directed ... in": the date is the work's
     return keys[0]
 
 
@@ -146,6 +189,7 @@ def extract(doc: Document, names: NameIndex) -> list[Fact]:
             counts[fact.kind] = counts.get(fact.kind, 0) + 1
             out.append(fact)
 
+    lead = _FIRST.split(doc.text.lstrip(), maxsplit=1)[0]  # the first sentence
     for start, sent in sentences(doc.text):
         for hit in names.find(sent, exclude=doc.doc_id):
             if hit.doc and not hit.common:
@@ -154,7 +198,7 @@ def extract(doc: Document, names: NameIndex) -> list[Fact]:
         dates = list(DATE.finditer(sent))
         for m in dates:
             relation = relation_before(sent, m.start())
-            if own_event(sent, m.start()):
+            if own_event(sent, m.start(), doc.title, lead):
                 add(Fact(doc=doc.doc_id, kind="date", relation=relation, value=m.group(0),
                          evidence=sent))
         taken = [(m.start(), m.end()) for m in dates]

@@ -14,7 +14,8 @@ MIN_WORD = 5  # shorter words make phrases that match inside too many other word
 
 def _usable(word: str) -> bool:
     low = word.lower()
-    return len(low) >= MIN_WORD and low not in ENGLISH_STOPWORDS and low.isalpha()
+    return (len(low) >= MIN_WORD and low not in ENGLISH_STOPWORDS and low.isalpha()
+            and not low.endswith("ly"))  # "probably", "usually": they say nothing
 
 
 def candidates(graph: CorpusGraph, doc_id: str, *, limit: int = 400) -> list[str]:
@@ -51,8 +52,9 @@ def picking_phrases(
     max_share: float = 0.05,
 ) -> list[str]:
     """Phrases in `doc_id` and in none of `rivals`, found in at least `min_df` documents (the
-    blur) and at most `max_share` of the corpus; the rarest of those first (words that say
-    something, where the commonest are fillers such as "however"); up to `count`, shuffled
+    blur) and at most `max_share` of the corpus; two-word runs before single words (a run
+    says what the text is about, a lone word seldom does), the rarest of each first (words that
+    say something, where the commonest are fillers such as "however"); up to `count`, shuffled
     within the first band."""
     forbidden = list(forbidden)
     cap = max(min_df, int(max_share * len(graph.order)))
@@ -65,8 +67,8 @@ def picking_phrases(
             continue
         df = graph.doc_freq(phrase)
         if min_df <= df <= cap:
-            found.append((df, phrase))
-    found.sort(key=lambda x: x[0])
-    band = [p for _, p in found[: 3 * count]]
+            found.append((" " not in phrase, df, phrase))
+    found.sort(key=lambda x: x[:2])
+    band = [p for *_, p in found[: 3 * count]]
     rng.shuffle(band)
     return band[:count]

@@ -15,7 +15,11 @@ The rules are the ones a careful reader applies to the text `open` shows:
   the date is the subject's own: its sentence does not open with a possessive ("His father
   died in"), its clause holds no relative word ("which was released in"), no capitalized word
   stands between the sentence's opening name and K ("starred in Heat released in"), and a
-  clause that opens with K after a comma or dash follows at most three words;
+  clause that opens with K after a comma or dash follows at most three words; the sentence
+  opens with the document (he/she/it/they, a capitalized name sharing a word with its title,
+  or "The"/"This" and a word of its title, of its first sentence, or "term", "word" ...); a K that a
+  work undergoes ("directed", "released") counts only after "was"/"were"/... or opening its
+  clause ("He directed ... in 1930" dates the film);
 - a number clue (unit U, bounds) holds when a number in range stands right before the word U;
 - a category clue holds when the text tags the document with it: a `<tag>` (one of its
   comma-separated tags), or a `[tag]` that opens a line or a numbered sense;
@@ -175,7 +179,8 @@ class Reader:
                 head = text[max(0, m.start() - 200):m.start()]
                 head = _PUNCT.split(head)[-1]
                 words = re.findall(r"[A-Za-z][A-Za-z'-]*", head)[-4:]
-                if key in (w.lower() for w in words) and inside(year) and _own(text, m.start(), key):
+                if key in (w.lower() for w in words) and inside(year) and _own(
+                        text, m.start(), key, self.docs[doc_id]["title"]):
                     return True
             return False
         if kind == "number":
@@ -197,13 +202,36 @@ class Reader:
 
 _OPENING = ("his", "her", "its", "their", "our", "my", "whose")
 _RELATIVE = ("which", "who", "whom", "whose", "that", "where", "when", "while", "whereas")
+_WORK = ("directed", "produced", "written", "recorded", "released", "published", "developed",
+         "designed", "built", "constructed", "completed", "launched", "introduced", "created",
+         "issued", "broadcast", "founded", "established", "formed", "discovered", "invented",
+         "patented", "acquired", "commissioned", "adopted")
 
 
-def _own(text: str, at: int, key: str) -> bool:
-    """Whether the date at `at`, dated by the word `key`, is the sentence subject's own."""
+def _own(text: str, at: int, key: str, title: str = "") -> bool:
+    """Whether the date at `at`, dated by the word `key`, is the sentence subject's own, in a
+    sentence about the document titled `title` (when given)."""
     start = max(text.rfind(c, 0, at) for c in ".!?\n") + 1
     sentence = text[start:at]
     word = r"[A-Za-z][A-Za-z'-]*"
+    if title:  # the sentence opens with the document: a pronoun, its name, or "The <its noun>"
+        opening_words = re.findall(word, text[start:].lstrip()[:80])
+        first_sentence = re.split(r"[.!?](?=\s|$)|\n", text.lstrip(), maxsplit=1)[0]
+        head = opening_words[0].lower() if opening_words else ""
+        if head in ("the", "this"):
+            if len(opening_words) < 2 or opening_words[1].lower() not in {
+                    w.lower() for w in re.findall(word, first_sentence)} | {
+                    "term", "word", "phrase", "expression", "usage", "abbreviation", "acronym"} | {
+                    w.lower() for w in re.findall(word, title)}:
+                return False
+        elif head not in ("he", "she", "it", "they"):
+            caps = []
+            for w in opening_words:
+                if not w[:1].isupper():
+                    break
+                caps.append(w.lower())
+            if not set(caps) & {w.lower() for w in re.findall(word, title)}:
+                return False
     opening = re.findall(word, sentence)[:1]
     if opening and opening[0].lower() in _OPENING:
         return False
@@ -213,10 +241,14 @@ def _own(text: str, at: int, key: str) -> bool:
         return False
     k = max(i for i, w in enumerate(clause) if w.lower() == key)
     i = 0
-    if len(pieces) == 1:  # the clause opens the sentence: skip its subject's capitalized name
+    if not any(re.search(word, p) for p in pieces[:-1]):  # the clause opens the sentence:
+        # skip its subject's capitalized name
         while i < k and clause[i][:1].isupper():
             i += 1
     if any(w[:1].isupper() for w in clause[i:k]):
+        return False
+    if key in _WORK and k > 0 and clause[k - 1].lower() not in ("was", "were", "is", "are",
+                                                                  "been", "be", "being"):
         return False
     last_mark = [c for c in sentence if _PUNCT.match(c)][-1:]
     if last_mark and last_mark[0] in ",—–" and clause[0].lower() == key:

@@ -67,10 +67,26 @@ def test_dates_blur_to_decades_and_bounds_and_picks_are_exact(docs: list[Documen
     ("Smith starred in the movie Heat, released in 1995.", ""),
     ("The VAX was used in 1980.", ""),  # a state, not an event
     ("The war went on until 1945.", ""),
+    ("He directed his first film in 1930.", ""),  # the film's date
+    ("Smith directed in 1930.", ""),
+    ("The film was directed in 1930.", "directed"),
+    ("The war was surprised in 1930.", ""),  # no event a reader asks about
 ])
 def test_a_date_is_kept_only_as_its_subjects_own_event(sentence: str, event: str) -> None:
     found = DATE.search(sentence)
     assert found and own_event(sentence, found.start()) == event
+
+
+def test_a_date_counts_only_in_a_sentence_about_the_document() -> None:
+    from hopforge.synth.questions.facts import about_subject
+
+    lead = "Heat is a 1995 American crime film directed by Michael Mann."
+    assert about_subject("The film was released in 1995.", "Heat (1995 film)", lead)
+    assert about_subject("It was released in 1995.", "Heat (1995 film)", lead)
+    assert about_subject("Heat was released in 1995.", "Heat (1995 film)", lead)
+    assert not about_subject("Michael Mann was born in 1943.", "Heat (1995 film)", lead)
+    assert not about_subject("The novel was published in 1990.", "Heat (1995 film)", lead)
+    assert not about_subject("In 1995 it was released.", "Heat (1995 film)", lead)
 
 
 @pytest.mark.parametrize(("relation", "key", "said"), [

@@ -83,8 +83,9 @@ def test_config_errors_name_field_value_and_range() -> None:
 def test_every_family_is_made_and_every_record_has_text_and_spec(
         questions: list[Question], accepted: list[Question]) -> None:
     assert len(accepted) == 40 and not questions[-1].rejected
-    assert {q.kind for q in accepted} == {"chain", "comparison", "intersection", "aggregation",
-                                          "unanswerable"}
+    # a glossary dates few events of its own entries: comparisons come from the Wikipedia
+    # paragraphs (test_wikipedia_comparisons_order_one_event_of_each_subject)
+    assert {"chain", "intersection", "aggregation", "unanswerable"} <= {q.kind for q in accepted}
     assert len(accepted) / len(questions) >= 0.3
     for q in questions:
         assert q.question.strip(), "no record has an empty question"
@@ -128,6 +129,27 @@ def test_no_single_search_finds_the_answer_with_rank_bm25(
                 found += 1
                 break
     assert found <= 0.1 * len(accepted), f"{found} of {len(accepted)} found by one search"
+
+
+def test_wikipedia_comparisons_order_one_event_of_each_subject() -> None:
+    """On the built-in Wikipedia paragraphs: comparisons are made, of one event kind on both
+    sides, each side's date stated in a sentence about that side, and re-derived."""
+    wiki = load_builtin_documents("builtin:wiki")
+    made = generate(wiki, Searcher.from_documents(wiki, dense=False), CorpusGraph(wiki),
+                    seed=0, n=12, kinds=("comparison",))
+    ok = [q for q in made if not q.rejected]
+    assert len(ok) >= 6
+    reader = Reader(d.to_row() for d in wiki)
+    by_id = {d.doc_id: d for d in wiki}
+    for q in ok:
+        assert rederive(q.to_row(), reader) == (q.answer, ""), q.question
+        key = q.spec.condition.key
+        for side in (s for s in q.spec.steps if s.relation == "compare"):
+            title = by_id[side.doc].title
+            said = [m for m in re.finditer(rf"[^.]*\b{key}\b[^.]*\b{side.value}\b",
+                                           by_id[side.doc].text)]
+            assert said, (title, key, side.value)
+    assert len({q.answer_doc for q in ok}) == len(ok)  # one question per answer document
 
 
 def test_answers_follow_from_the_corpus(docs: list[Document], accepted: list[Question]) -> None:
@@ -309,7 +331,7 @@ def test_model_composer_renders_specs_and_is_checked(
                            if first else plain})
 
     openai_server.set_handler(handler)
-    made = run_model(docs, searcher, graph, openai_server, n=1, attempts_per_question=12,
+    made = run_model(docs, searcher, graph, openai_server, n=1, attempts_per_question=24,
                      concurrency=1)
     reasons = {r.split("(")[0] for q in made for r in split_reasons(q.rejected)}
     assert {"parse_error", "not_answerable_with_evidence"} <= reasons
@@ -382,7 +404,7 @@ def test_an_unparsable_reading_is_rejected_with_its_raw_reply(
         openai_server: OpenAITestServer, answers: dict[str, str]) -> None:
     model = Composer(answers, read_back=lambda right: "It asks for an entry, I think.")
     openai_server.set_handler(model)
-    made = run_model(docs, searcher, graph, openai_server, n=1, attempts_per_question=2)
+    made = run_model(docs, searcher, graph, openai_server, n=1, attempts_per_question=6)
     misreads = [q for q in made if q.rejected == "misread(unparsable)"]
     assert misreads and not any(not q.rejected for q in made)
     assert all(q.raw == "It asks for an entry, I think." for q in misreads)

@@ -1,5 +1,5 @@
 """Comparisons: two documents, each reached from a named start through a clue, that state one
-year for the same dated relation ("born", "released"); the answer is the one that did it
+year for the same event of COMPARABLE ("born", "released"); the answer is the one that did it
 earlier (later)."""
 
 from __future__ import annotations
@@ -14,6 +14,13 @@ from hopforge.synth.questions.wording import clue_text, q
 from hopforge.synth.records import Clue, Spec, Step
 
 
+# events two documents can be ordered by: one date each, the same kind of happening
+COMPARABLE = frozenset(["born", "died", "founded", "established", "released", "published",
+                        "premiered", "formed", "opened", "built", "completed", "launched",
+                        "crowned", "elected", "buried", "debuted", "introduced", "created",
+                        "coined", "originated"])
+
+
 class Comparison(Family):
     name = "comparison"
 
@@ -25,7 +32,7 @@ class Comparison(Family):
                 if doc_id not in s.usable or not s.inbound[doc_id]:
                     continue
                 for key, years in s.book.dates.get(doc_id, {}).items():
-                    if len(set(years)) == 1:
+                    if len(set(years)) == 1 and key in COMPARABLE:
                         pool.setdefault(key, []).append(doc_id)
             s.memo["dated"] = {k: v for k, v in sorted(pool.items()) if len(v) >= 2}
         found: dict[str, list[str]] = s.memo["dated"]

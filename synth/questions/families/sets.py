@@ -14,24 +14,16 @@ def item_set(g: CorpusGraph, start: str, scope: str) -> tuple[dict[str, str], li
     """The documents an aggregation enumerates from `start`, each with the document that
     names it: `links`, every document `start`'s text names; `links2`, every document those
     name (not `start` itself nor its own names)."""
-    ring = sorted(g.facts.mentioned(start), key=lambda d: first_named(g, start, d))
+    ring = list(g.facts.in_order(start))
     if scope == "links":
         return {d: start for d in ring}, ring
     parents: dict[str, str] = {}
     skip = {start, *ring}
     for r in ring:
-        for d in sorted(g.facts.mentioned(r), key=lambda d: first_named(g, r, d)):
+        for d in g.facts.in_order(r):
             if d not in skip:
                 parents.setdefault(d, r)
     return parents, list(parents)
-
-
-def first_named(g: CorpusGraph, src: str, dst: str) -> int:
-    """Where `src`'s text first names `dst`."""
-    for h in g.names.find(g.docs[src].text, exclude=src):
-        if h.doc == dst:
-            return h.start
-    return len(g.docs[src].text)
 
 
 def word_condition(g: CorpusGraph, items: list[str], rng: random.Random, *, op: str, empty: bool,
