@@ -57,7 +57,7 @@ def _sharegpt(row: dict[str, Any]) -> Iterator[tuple[str, list[tuple[str, dict[s
     for i, turn in enumerate(row["conversations"]):
         value = turn["value"]
         if turn["from"] == "function_call" and i == last:
-            think = re.search(r"<think>(.*?)</think>", value, re.S)
+            think = re.search(r"<think>(.*?)</think>", value, re.DOTALL)
             body = value[think.end():] if think else value
             call = json.loads(body.strip())
             yield "\n".join(seen), [(call["name"], call["arguments"])], (

@@ -90,14 +90,6 @@ def _body(page: str) -> str:
     return _FOOTER.sub("", _HEADER.sub("", page, count=1))
 
 
-def _names(doc: Document) -> list[str]:
-    return [n for n in (doc.title, *doc.aliases) if n.strip()]
-
-
-def _where(text: str, name: str) -> re.Match[str] | None:
-    return re.search(rf"(?<!\w){re.escape(name)}(?:s|es|'s)?(?!\w)", text, re.IGNORECASE)
-
-
 class Plans:
     """The plans of one trajectory over its question's spec."""
 
@@ -118,14 +110,12 @@ class Plans:
                                                                     arguments={"text": text})
 
     def surface(self, doc_id: str, text: str) -> tuple[str, int]:
-        """How `doc_id` is named in `text` (as written there) and where; ("", -1) if it is not."""
-        doc = self.docs.get(doc_id)
-        best: tuple[str, int] = ("", -1)
-        for name in _names(doc) if doc else ():
-            m = _where(text, name)
-            if m and (best[1] < 0 or m.start() < best[1]):
-                best = (m.group(0), m.start())
-        return best
+        """How `doc_id` is first named in `text` (as written there) and where, by the same
+        name index as `mentions`; ("", -1) if it is not."""
+        for hit in self.names.find(text):
+            if hit.doc == doc_id:
+                return hit.surface, hit.start
+        return ("", -1)
 
     def mentions(self, doc_id: str) -> list[tuple[str, str]]:
         """(doc_id, name as written) of every document whose name the pages read of `doc_id`
@@ -196,8 +186,11 @@ class Plans:
     def shows(self, clue: Clue | None, phrase: str, text: str) -> bool:
         """Whether `text` shows what the clue needs of the right document: the fact's value
         (a date's year, a number) or the pattern itself."""
-        if clue is not None and clue.kind in ("date", "number") and clue.value:
-            return clue.value.split()[0] in text
+        if clue is not None and clue.kind == "date" and clue.value:
+            year = re.findall(r"\d{4}", clue.value)[-1:]  # the year, not inside a longer number
+            return bool(year) and re.search(rf"(?<![\d,.]){year[0]}(?![\d,])", text) is not None
+        if clue is not None and clue.kind == "number" and clue.value:
+            return matches(text, clue.value)  # "28 years" as written, not "28" in "1928"
         pattern = self.pattern(clue, phrase)
         return bool(pattern) and matches(text, pattern)
 

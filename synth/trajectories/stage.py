@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hashlib
+import math
 import random
 from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -222,9 +223,13 @@ class BatchedTools:
 def limits_for(question: Question, config: TrajectoryConfig) -> TrajectoryConfig:
     """The stop rules for one task. A fair plan may go `quiet_calls` calls without a new gold
     document (ruling out the names a page shows before the one a clue picks): the no-progress
-    window is at least twice that (faults and their retries), plus a few turns. A task that
+    window is at least twice that plus a few turns, times 1 + 3 x the fault rate (retries). A task that
     needs more calls than `max_turns` allows (a ladder's long task) gets twice its min_calls."""
-    quiet = max(config.no_progress_turns, 2 * question.quiet_calls + 8)
+    # each call is retried about once per fault it meets, a persistent fault up to three
+    # times before another way: the window grows with the fault rate
+    retries = 1.0 + 3.0 * config.faults.total
+    quiet = max(config.no_progress_turns,
+                math.ceil((2 * question.quiet_calls + 8) * retries))
     turns = config.max_turns if question.min_calls <= config.max_turns else 2 * question.min_calls
     if (quiet, turns) == (config.no_progress_turns, config.max_turns):
         return config

@@ -136,7 +136,7 @@ class Reader:
         if (j < len(spans) and text[spans[j - 1][1]:spans[j][0]] == " "
                 and spans[j][2][:1].isupper() and not spans[j - 1][2].endswith(("'s", "’s"))):
             return True
-        if i == 0 or not text[spans[i - 1][1]:spans[i][0]].strip() == "":
+        if i == 0 or text[spans[i - 1][1]:spans[i][0]].strip() != "":
             return False
         prev = spans[i - 1][2]
         if not prev[:1].isupper() or not re.fullmatch(r"[^\W\d_]+(?:['’][^\W\d_]+)*", prev):

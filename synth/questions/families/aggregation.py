@@ -15,6 +15,7 @@ from hopforge.synth.questions.families.base import (
     fits_op,
     general,
 )
+from hopforge.synth.questions.families.comparison import COMPARABLE
 from hopforge.synth.questions.families.sets import item_set, word_condition
 from hopforge.synth.questions.graph import CorpusGraph, names
 from hopforge.synth.questions.wording import q
@@ -79,7 +80,7 @@ class Aggregation(Family):
         n = len(items)
         if op in ("max", "min"):
             keys = Counter(k for i in items for k in s.book.dates.get(i, {}))
-            usable = sorted(k for k, c in keys.items() if c >= 2)
+            usable = sorted(k for k, c in keys.items() if c >= 2 and k in COMPARABLE)
             if not usable:
                 return None
             key = s.rng.choice(usable)

@@ -13,7 +13,6 @@ from hopforge.synth.questions.graph import CorpusGraph
 from hopforge.synth.questions.wording import clue_text, q
 from hopforge.synth.records import Clue, Spec, Step
 
-
 # events two documents can be ordered by: one date each, the same kind of happening
 COMPARABLE = frozenset(["born", "died", "founded", "established", "released", "published",
                         "premiered", "formed", "opened", "built", "completed", "launched",
