@@ -20,7 +20,9 @@ instead of queueing without bound. Routes:
 
 `ServiceServer` runs the app on a uvicorn server in a background thread (tests, benchmarks);
 `serve` runs it in the foreground until Ctrl-C or SIGTERM, which uvicorn turns into a graceful
-shutdown (requests in flight finish).
+shutdown (requests in flight finish); `serve_workers` runs several worker processes on one port
+under uvicorn's supervisor (`hopforge serve-search --workers N`), one core each. Request and
+response bodies are JSON read and written by orjson.
 """
 
 from __future__ import annotations
