@@ -217,7 +217,7 @@ def make_app(service: SearchService, *, threads: int | None = None,
 
     async def health(request: Request) -> Response:
         return _JSON({**service.health(), "pending": state["pending"],
-                             "max_pending": max_pending, "threads": threads})
+                      "max_pending": max_pending, "threads": threads})
 
     async def doc_ids(request: Request) -> Response:
         return await run("doc_ids", service.doc_ids)
