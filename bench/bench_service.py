@@ -3,20 +3,26 @@
 Index: BM25 over the real paragraphs of ../shared/data/wiki (2WikiMultihopQA and HotpotQA
 corpora); queries: the HotpotQA questions, k=5. "in process" runs `Searcher.search` from N
 threads sharing the searcher (what a worker that loads the index does); "service" runs the same
-queries from N concurrent clients (an asyncio httpx client with N keep-alive connections, as
-verl's async tools call it), against `hopforge serve-search`'s app on uvicorn in a child
-process. Both sides see every query once before the timed runs (BM25's first look at a query's
-terms costs several times a warm one). Batched rows send 8 queries per request
-(`POST /search` takes a list). `same_hits` checks every result against the in-process one;
-`p50_ms` / `p99_ms` are per request. Ratios are against in-process search at the same number
-of threads, in the same run. The last row keeps 64 clients sending for 60 s (10 s with --quick)
-and counts failed requests.
+queries from N concurrent clients (an asyncio aiohttp session with N keep-alive connections),
+against `hopforge serve-search`'s app on uvicorn in a child process. Both sides see every query
+once before the timed runs (BM25's first look at a query's terms costs several times a warm
+one). Batched rows send 8 queries per request (`POST /search` takes a list). `same_hits` checks
+every result against the in-process one; `p50_ms` / `p99_ms` are per request. Ratios are against
+in-process search at the same number of threads, in the same run. The last row keeps 64 clients
+sending for 60 s (10 s with --quick) and counts failed requests.
+
+Client and server share the machine's cores, so the CPU each side spends per query is reported
+beside the throughput: `server_cpu_ms` (the service process; for "in process", the searching
+process) and `client_cpu_ms` (the benchmark process sending the requests). The client is
+aiohttp because httpx's asyncio client costs 3-5 ms of CPU per request here, several times what
+the service spends answering it, and on a 2-core machine that cost is taken from the server.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -26,6 +32,7 @@ from typing import Any
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 BATCH = 8  # queries per request in the batched rows
 SOAK_CLIENTS = 64
+WORKERS = (1, 2)  # `serve-search --workers`: the default, and one process per core here
 
 
 def _documents() -> list[Any]:
@@ -65,73 +72,146 @@ def _run(call: Callable[[Any], Any], items: list[Any], clients: int
     return len(items) / seconds, results, latencies
 
 
+def _cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) process `pid` has used so far (Linux /proc; 0 once gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _pct(latencies: list[float], q: float) -> float:
+    if not latencies:
+        return float("nan")
     ordered = sorted(latencies)
     return 1000 * ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def _serve(ready: Any) -> None:
-    """Child process: build the searcher, serve it with the command's defaults, report the URL."""
-    from hopforge.corpus.http_app import make_app, serve
-    from hopforge.corpus.search import Searcher
-    from hopforge.corpus.service import SearchService
+def _build(root: Path) -> Path:
+    """A build of the benchmark's documents with a BM25 index (what `hopforge index --no-dense`
+    writes), for `hopforge serve-search` to load."""
+    from hopforge.corpus.index import IndexConfig, build_index
+    from hopforge.corpus.layout import BuildDir
+    from hopforge.corpus.store import write_corpus
 
-    service = SearchService(Searcher.from_documents(_documents(), dense=False))
-    serve(make_app(service), "127.0.0.1", 0, ready.put)
+    build = BuildDir.at(root / "build")
+    write_corpus(build, _documents())
+    build_index(build, IndexConfig(dense=False))
+    return root / "build"
+
+
+class _Command:
+    """`hopforge serve-search BUILD --port 0 --workers N` in a child process."""
+
+    def __init__(self, build: Path, workers: int) -> None:
+        import subprocess
+        import sys
+
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "hopforge.flows.commands.cli", "serve-search", str(build),
+             "--port", "0", "--workers", str(workers)],
+            stdout=subprocess.PIPE, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+        line = self.proc.stdout.readline()  # type: ignore[union-attr]
+        if not line.startswith("serving "):
+            self.proc.kill()
+            raise RuntimeError(f"serve-search did not start: {line!r}")
+        self.url = line.rsplit(" on ", 1)[1].strip()
+        deadline = time.monotonic() + 300
+        while len(_tree(self.proc.pid)) < 1 + (workers if workers > 1 else 0):
+            if time.monotonic() > deadline:
+                raise RuntimeError("serve-search's workers did not start")
+            time.sleep(0.2)
+        time.sleep(2.0 if workers > 1 else 0.0)  # the workers load the index
+
+    def cpu_s(self) -> float:
+        """CPU seconds the command and its workers have used so far."""
+        return sum(_cpu_s(pid) for pid in _tree(self.proc.pid))
+
+    def stop(self) -> None:
+        import signal
+
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(timeout=60)
+
+
+def _tree(pid: int) -> list[int]:
+    """`pid` and the processes it started (Linux /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo += children.get(p, [])
+    return out
 
 
 async def _requests(url: str, bodies: list[dict[str, Any]], clients: int
                     ) -> tuple[float, list[Any], list[float], int]:
     """`clients` keep-alive connections sending `bodies` to POST /search one after another:
     requests per second, each answer's hits in input order, latencies (s), failed requests."""
-    import httpx
+    import aiohttp
 
     answers: list[Any] = [None] * len(bodies)
     latencies: list[float] = []
     failed = 0
 
-    async def client(http: httpx.AsyncClient, start: int) -> None:
+    async def client(http: aiohttp.ClientSession, start: int) -> None:
         nonlocal failed
         for i in range(start, len(bodies), clients):
             t = time.perf_counter()
             try:
-                response = await http.post("/search", json=bodies[i])
-                response.raise_for_status()
-                answers[i] = response.json()["hits"]
-            except httpx.HTTPError:
+                async with http.post("/search", json=bodies[i]) as response:
+                    response.raise_for_status()
+                    answers[i] = (await response.json())["hits"]
+            except (TimeoutError, aiohttp.ClientError):
                 failed += 1
             latencies.append(time.perf_counter() - t)
 
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
-    async with httpx.AsyncClient(base_url=url, timeout=120, limits=limits) as http:
+    async with _session(url, clients) as http:
         t = time.perf_counter()
         await asyncio.gather(*(client(http, n) for n in range(clients)))
         seconds = time.perf_counter() - t
     return len(bodies) / seconds, answers, latencies, failed
 
 
+def _session(url: str, clients: int) -> Any:
+    import aiohttp
+
+    return aiohttp.ClientSession(url, connector=aiohttp.TCPConnector(limit=clients),
+                                 timeout=aiohttp.ClientTimeout(total=120))
+
+
 async def _soak(url: str, queries: list[str], seconds: float) -> dict[str, Any]:
     """64 clients sending single queries for `seconds`; failed requests counted, not raised."""
-    import httpx
+    import aiohttp
 
     stop = time.monotonic() + seconds
     latencies: list[float] = []
     counts = {"ok": 0, "failed": 0}
 
-    async def client(http: httpx.AsyncClient, i: int) -> None:
+    async def client(http: aiohttp.ClientSession, i: int) -> None:
         while time.monotonic() < stop:
             t = time.perf_counter()
             try:
                 body = {"queries": [queries[i % len(queries)]], "k": 5, "mode": "bm25"}
-                (await http.post("/search", json=body)).raise_for_status()
+                async with http.post("/search", json=body) as response:
+                    response.raise_for_status()
+                    await response.read()
                 counts["ok"] += 1
-            except httpx.HTTPError:
+            except (TimeoutError, aiohttp.ClientError):
                 counts["failed"] += 1
             latencies.append(time.perf_counter() - t)
             i += SOAK_CLIENTS
 
-    limits = httpx.Limits(max_connections=SOAK_CLIENTS, max_keepalive_connections=SOAK_CLIENTS)
-    async with httpx.AsyncClient(base_url=url, timeout=120, limits=limits) as http:
+    async with _session(url, SOAK_CLIENTS) as http:
         t = time.perf_counter()
         await asyncio.gather(*(client(http, n) for n in range(SOAK_CLIENTS)))
         elapsed = time.perf_counter() - t
@@ -141,61 +221,79 @@ async def _soak(url: str, queries: list[str], seconds: float) -> dict[str, Any]:
 
 
 def run(quick: bool = False) -> list[dict]:
-    """One row per way of searching and number of clients."""
-    import multiprocessing
+    """One row per number of service workers, way of searching and number of clients."""
+    import tempfile
 
+    from hopforge.corpus.layout import BuildDir
     from hopforge.corpus.search import Searcher
 
-    searcher = Searcher.from_documents(_documents(), dense=False)
     rows = json.loads((SHARED / "wiki" / "hotpotqa_train.json").read_text("utf-8"))
     queries = [r["question"] for r in rows] * (2 if quick else 6)
-    ctx = multiprocessing.get_context("spawn")
-    ready = ctx.Queue()
-    child = ctx.Process(target=_serve, args=(ready,), daemon=True)
-    child.start()
-    url = ready.get(timeout=300)
-    def in_process(q: str) -> Any:
-        return searcher.search(q, k=5, mode="bm25")
-
-    def rows_of(hits: Any) -> Any:
-        return [[h.to_row() for h in row] for row in hits]
-
     groups = [queries[i : i + BATCH] for i in range(0, len(queries), BATCH)]
     single = [{"queries": [q], "k": 5, "mode": "bm25"} for q in queries]
     batched = [{"queries": g, "k": 5, "mode": "bm25"} for g in groups]
-    common = {"passages": len(searcher.passages), "queries": len(queries)}
+    n = len(queries)
     out: list[dict] = []
-    try:
-        _run(in_process, queries, 4)  # both sides see every query once before timing
-        asyncio.run(_requests(url, batched, 4))
-        for clients in (1, 16, 64):
-            ref, truth, ref_lat = _run(in_process, queries, clients)
-            want = rows_of(truth)
-            out.append({**common, "way": "in process", "clients": clients,
-                        "queries_per_s": ref, "vs_in_process": 1.0, "same_hits": 1.0,
-                        "p50_ms": _pct(ref_lat, 0.5), "p99_ms": _pct(ref_lat, 0.99),
-                        "failed": 0})
-            qps, got, lat, failed = asyncio.run(_requests(url, single, clients))
-            out.append({**common, "way": "service, 1 query per request", "clients": clients,
-                        "queries_per_s": qps, "vs_in_process": qps / ref,
-                        "same_hits": sum(g == [w] for g, w in zip(got, want)) / len(want),
-                        "p50_ms": _pct(lat, 0.5), "p99_ms": _pct(lat, 0.99), "failed": failed})
-            rps, got_groups, blat, failed = asyncio.run(_requests(url, batched, clients))
-            got_b = [hits for group in got_groups if group for hits in group]
-            bqps = rps * len(queries) / len(groups)
-            out.append({**common, "way": f"service, {BATCH} queries per request",
-                        "clients": clients, "queries_per_s": bqps, "vs_in_process": bqps / ref,
-                        "same_hits": sum(g == w for g, w in zip(got_b, want)) / len(want),
-                        "p50_ms": _pct(blat, 0.5), "p99_ms": _pct(blat, 0.99), "failed": failed})
-        soak = asyncio.run(_soak(url, queries, 10.0 if quick else 60.0))
-        out.append({**common, "way": f"service, {SOAK_CLIENTS} clients for "
-                    f"{10 if quick else 60} s ({soak['requests']} requests)",
-                    "clients": SOAK_CLIENTS, "queries_per_s": soak["queries_per_s"],
-                    "vs_in_process": soak["queries_per_s"] / out[-3]["queries_per_s"],
-                    "same_hits": float("nan"), "p50_ms": soak["p50_ms"],
-                    "p99_ms": soak["p99_ms"], "failed": soak["failed"]})
-    finally:
-        child.terminate()
-        child.join()
+    with tempfile.TemporaryDirectory() as tmp:
+        build = _build(Path(tmp))
+        searcher = Searcher.load(BuildDir.at(build))  # what a worker that loads the index has
+        _run(lambda q: searcher.search(q, k=5, mode="bm25"), queries, 4)
+        common = {"passages": len(searcher.passages), "queries": n}
+        for workers in WORKERS:
+            command = _Command(build, workers)
+            try:
+                out += _rows(command, searcher, queries, single, batched, groups, quick,
+                             {**common, "workers": workers})
+            finally:
+                command.stop()
     return out
 
+
+def _rows(command: _Command, searcher: Any, queries: list[str], single: list[dict[str, Any]],
+          batched: list[dict[str, Any]], groups: list[list[str]], quick: bool,
+          common: dict[str, Any]) -> list[dict]:
+    """In-process and service rows at 1, 16 and 64 clients, then the soak, for one command."""
+    n, url = len(queries), command.url
+
+    def row(way: str, clients: int, qps: float, ref: float, same: float, lat: list[float],
+            failed: int, server_s: float, client_s: float) -> dict[str, Any]:
+        return {**common, "way": way, "clients": clients, "queries_per_s": qps,
+                "vs_in_process": qps / ref, "same_hits": same, "p50_ms": _pct(lat, 0.5),
+                "p99_ms": _pct(lat, 0.99), "server_cpu_ms": 1000 * server_s / n,
+                "client_cpu_ms": 1000 * client_s / n, "failed": failed}
+
+    def service(bodies: list[dict[str, Any]], clients: int) -> tuple[Any, float, float]:
+        server0, client0 = command.cpu_s(), time.process_time()
+        result = asyncio.run(_requests(url, bodies, clients))
+        return result, command.cpu_s() - server0, time.process_time() - client0
+
+    for _ in range(2):  # every worker sees the queries before timing, as the in-process searcher
+        asyncio.run(_requests(url, single, 16))
+    out: list[dict] = []
+    for clients in (1, 16, 64):
+        t = time.process_time()
+        ref, truth, ref_lat = _run(lambda q: searcher.search(q, k=5, mode="bm25"), queries,
+                                   clients)
+        want = [[h.to_row() for h in hits] for hits in truth]
+        out.append(row("in process", clients, ref, ref, 1.0, ref_lat, 0,
+                       time.process_time() - t, float("nan")))
+        (qps, got, lat, failed), server_s, client_s = service(single, clients)
+        out.append(row("service, 1 query per request", clients, qps, ref,
+                       sum(g == [w] for g, w in zip(got, want)) / n, lat, failed, server_s,
+                       client_s))
+        (rps, got_groups, blat, failed), server_s, client_s = service(batched, clients)
+        got_b = [hits for group in got_groups if group for hits in group]
+        out.append(row(f"service, {BATCH} queries per request", clients, rps * n / len(groups),
+                       ref, sum(g == w for g, w in zip(got_b, want)) / n, blat, failed,
+                       server_s, client_s))
+    seconds = 10.0 if quick else 60.0
+    server0, client0 = command.cpu_s(), time.process_time()
+    soak = asyncio.run(_soak(url, queries, seconds))
+    served = max(soak["requests"] - soak["failed"], 1)  # CPU per query answered
+    out.append({**row(f"service, {SOAK_CLIENTS} clients for {seconds:.0f} s "
+                      f"({soak['requests']} requests)", SOAK_CLIENTS, soak["queries_per_s"],
+                      out[-3]["queries_per_s"], float("nan"), [], soak["failed"], 0.0, 0.0),
+                "p50_ms": soak["p50_ms"], "p99_ms": soak["p99_ms"],
+                "server_cpu_ms": 1000 * (command.cpu_s() - server0) / served,
+                "client_cpu_ms": 1000 * (time.process_time() - client0) / served})
+    return out

@@ -2,7 +2,7 @@ import json
 from pathlib import Path
 
 from hopforge.corpus import parts
-from hopforge.corpus.records import Document, make_doc_id
+from hopforge.corpus.records import Document, Hit, make_doc_id
 from hopforge.filters.records import Score
 from hopforge.synth.records import Checks, Fault, Hop, Question, ToolCall, Trajectory, Turn
 
@@ -37,6 +37,14 @@ def test_rows_round_trip_through_json() -> None:
     assert Trajectory.from_row(json.loads(json.dumps(t.to_row()))) == t
     s = Score(tid="t1", qid="q1", turn_rewards=(0.5, -1.0))
     assert Score.from_row(json.loads(json.dumps(s.to_row()))) == s
+
+
+def test_a_hit_row_has_every_field_in_order() -> None:
+    """Hit.to_row is written out for speed; it must stay what asdict gives, field for field."""
+    import dataclasses
+
+    hit = Hit(doc_id="d1", title="T", score=1.25, rank=2, snippet="s", passage_id="d1#0")
+    assert list(hit.to_row().items()) == list(dataclasses.asdict(hit).items())
 
 
 def test_checks_passed_fails_on_any_check() -> None:

