@@ -1,0 +1,42 @@
+"""`answer(text)`: the final answer; the call that ends a trajectory."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from hopforge.corpus.tools.base import (
+    Tool,
+    ToolResult,
+    ToolSettings,
+    function_schema,
+    normalize_text,
+)
+
+if TYPE_CHECKING:
+    from hopforge.corpus.tools.toolbox import ToolBox
+
+
+class Answer(Tool):
+    """Echoes the answer back; the run stops there."""
+
+    name = "answer"
+    final = True
+    typed = ("text",)
+
+    def schema(self, settings: ToolSettings) -> dict[str, Any]:
+        """Schema of `answer(text)`."""
+        return function_schema(
+            "answer",
+            "Give the final answer to the question and stop. Use a short answer: a name, a "
+            "date, a number or a few words.",
+            {"text": {"type": "string", "minLength": 1, "description": "The final answer."}},
+            ["text"])
+
+    def run(self, box: ToolBox, arguments: dict[str, Any]) -> ToolResult:
+        """The final answer, echoed back."""
+        return ToolResult(text=arguments["text"], ok=True)
+
+    def key(self, arguments: Mapping[str, Any]) -> str:
+        """Answers with the same words are the same answer."""
+        return normalize_text(arguments.get("text"))
