@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
+    from hopforge.corpus.records import Document
     from hopforge.corpus.tools.toolbox import ToolBox
 
 _NON_WORD = re.compile(r"[^\w]+")
@@ -121,3 +122,51 @@ class Tool:
     def shows(self, arguments: Mapping[str, Any], result: str, pattern: str) -> bool:
         """Whether a clean result of this read shows `pattern` (casefolded) to the reader."""
         return pattern in result.casefold()
+
+
+class DocumentTool(Tool):
+    """A read of one document for one typed text (find's pattern, grep's word).
+
+    Subclasses set `argument` (the text's name), `description` and `argument_help` (the schema's
+    words) and write `look`; the schema, the unknown-doc_id refusal and the call keys follow.
+    """
+
+    reads = True
+    argument: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    argument_help: ClassVar[str] = ""
+
+    def typed_words(self, arguments: Mapping[str, Any]) -> list[str]:
+        """The lower-cased words of the text looked for."""
+        return _WORD.findall(str(arguments.get(self.argument) or "").lower())
+
+    def schema(self, settings: ToolSettings) -> dict[str, Any]:
+        """`NAME(doc_id, ARGUMENT)`, both required."""
+        return function_schema(
+            self.name, self.description,
+            {"doc_id": DOC_ID_PROPERTY,
+             self.argument: {"type": "string", "minLength": 1, "description": self.argument_help}},
+            ["doc_id", self.argument])
+
+    def run(self, box: ToolBox, arguments: dict[str, Any]) -> ToolResult:
+        """`look` at the document, or the refusal of a doc_id the collection lacks."""
+        doc_id = arguments["doc_id"]
+        if doc_id not in box.searcher.documents:
+            return box.unknown_doc(self.name, doc_id)
+        return self.look(box, box.searcher.documents[doc_id], arguments[self.argument].strip())
+
+    def look(self, box: ToolBox, doc: Document, text: str) -> ToolResult:
+        """The result for `text` (stripped) in the known document `doc`."""
+        raise NotImplementedError(f"{type(self).__name__} must define look()")
+
+    def key(self, arguments: Mapping[str, Any]) -> str:
+        """The text in the document, its words normalized."""
+        return f"{doc_argument(arguments)}#{normalize_text(arguments.get(self.argument))}"
+
+    def read_key(self, arguments: Mapping[str, Any]) -> str:
+        """What the call looked for in the document."""
+        return f"{doc_argument(arguments)}#{self.name}:{normalize_text(arguments.get(self.argument))}"
+
+    def shows(self, arguments: Mapping[str, Any], result: str, pattern: str) -> bool:
+        """A clean look checks the pattern when it looked for it."""
+        return pattern in str(arguments.get(self.argument, "")).casefold()

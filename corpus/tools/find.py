@@ -4,53 +4,34 @@ from __future__ import annotations
 
 import bisect
 import json
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from hopforge.corpus.matching import INFLECTIONS_TEXT, pattern_regex
-from hopforge.corpus.tools.base import (
-    DOC_ID_PROPERTY,
-    Tool,
-    ToolResult,
-    ToolSettings,
-    doc_argument,
-    function_schema,
-    normalize_text,
-)
+from hopforge.corpus.tools.base import DocumentTool, ToolResult
 
 if TYPE_CHECKING:
+    from hopforge.corpus.records import Document
     from hopforge.corpus.tools.toolbox import ToolBox
 
 MAX_FIND_LINES = 20
 FIND_CONTEXT_CHARS = 160
 
 
-class Find(Tool):
+class Find(DocumentTool):
     """Matching lines (case-insensitive, literal, with inflections), each with its position."""
 
     name = "find"
-    reads = True
-    typed = ("pattern",)
+    argument = "pattern"
     empty_text = "No matches."
+    description = (
+        "Find the lines of a document that contain a text pattern (case-insensitive, literal, "
+        f"{INFLECTIONS_TEXT}). Returns each matching line with its line number, character "
+        "offset and page.")
+    argument_help = "Text to look for, e.g. a name or a year."
 
-    def schema(self, settings: ToolSettings) -> dict[str, Any]:
-        """Schema of `find(doc_id, pattern)`."""
-        return function_schema(
-            "find",
-            "Find the lines of a document that contain a text pattern (case-insensitive, "
-            f"literal, {INFLECTIONS_TEXT}). Returns each matching line with its line number, "
-            "character offset and page.",
-            {"doc_id": DOC_ID_PROPERTY,
-             "pattern": {"type": "string", "minLength": 1,
-                         "description": "Text to look for, e.g. a name or a year."}},
-            ["doc_id", "pattern"])
-
-    def run(self, box: ToolBox, arguments: dict[str, Any]) -> ToolResult:
+    def look(self, box: ToolBox, doc: Document, pattern: str) -> ToolResult:
         """Up to MAX_FIND_LINES matching lines, and how many matched in all."""
-        doc_id, pattern = arguments["doc_id"], arguments["pattern"].strip()
-        if doc_id not in box.searcher.documents:
-            return box.unknown_doc(self.name, doc_id)
-        doc = box.searcher.documents[doc_id]
+        doc_id = doc.doc_id
         starts = box.page_starts(doc_id)
         regex = pattern_regex(pattern)
         matches: list[str] = []
@@ -74,18 +55,6 @@ class Find(Tool):
         shown = f" (showing the first {len(matches)})" if total > len(matches) else ""
         head = f"{total} line(s) match {quoted} in {doc.title} [doc_id: {doc_id}]{shown}:"
         return ToolResult(text="\n".join([head, *matches]), ok=True, doc_ids=(doc_id,))
-
-    def key(self, arguments: Mapping[str, Any]) -> str:
-        """A pattern in a document, its words normalized."""
-        return f"{doc_argument(arguments)}#{normalize_text(arguments.get('pattern'))}"
-
-    def read_key(self, arguments: Mapping[str, Any]) -> str:
-        """The pattern looked for in the document."""
-        return f"{doc_argument(arguments)}#find:{normalize_text(arguments.get('pattern'))}"
-
-    def shows(self, arguments: Mapping[str, Any], result: str, pattern: str) -> bool:
-        """A clean find checks the pattern when it looked for it."""
-        return pattern in str(arguments.get("pattern", "")).casefold()
 
 
 def around(line: str, pos: int, length: int) -> str:
