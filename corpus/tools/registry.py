@@ -13,10 +13,11 @@ from typing import Any
 from hopforge.corpus.tools.answer import Answer
 from hopforge.corpus.tools.base import Tool
 from hopforge.corpus.tools.find import Find
+from hopforge.corpus.tools.grep import Grep
 from hopforge.corpus.tools.page import Open
 from hopforge.corpus.tools.search import Search
 
-TOOLS: tuple[type[Tool], ...] = (Search, Open, Find, Answer)
+TOOLS: tuple[type[Tool], ...] = (Search, Open, Find, Grep, Answer)
 
 _BY_NAME: dict[str, Tool] = {cls.name: cls() for cls in TOOLS}
 READ_TOOLS: tuple[str, ...] = tuple(n for n, t in _BY_NAME.items() if t.reads)
