@@ -9,7 +9,6 @@ from hopforge.corpus.tools.base import (
     Tool,
     ToolResult,
     ToolSettings,
-    function_schema,
     normalize_text,
 )
 
@@ -23,15 +22,12 @@ class Answer(Tool):
     name = "answer"
     final = True
     typed = ("text",)
+    description = ("Give the final answer to the question and stop. Use a short answer: a "
+                   "name, a date, a number or a few words.")
 
-    def schema(self, settings: ToolSettings) -> dict[str, Any]:
-        """Schema of `answer(text)`."""
-        return function_schema(
-            "answer",
-            "Give the final answer to the question and stop. Use a short answer: a name, a "
-            "date, a number or a few words.",
-            {"text": {"type": "string", "minLength": 1, "description": "The final answer."}},
-            ["text"])
+    def properties(self, settings: ToolSettings) -> dict[str, Any]:
+        """`text`, the answer."""
+        return {"text": {"type": "string", "minLength": 1, "description": "The final answer."}}
 
     def run(self, box: ToolBox, arguments: dict[str, Any]) -> ToolResult:
         """The final answer, echoed back."""

@@ -19,10 +19,6 @@ if TYPE_CHECKING:
     from hopforge.corpus.records import Document
     from hopforge.corpus.tools.toolbox import ToolBox
 
-_NON_WORD = re.compile(r"[^\w]+")
-_WORD = re.compile(r"\w+")
-
-
 @dataclass(frozen=True, slots=True)
 class ToolResult:
     """What a tool call returns to the model; `doc_ids` are the documents it showed."""
@@ -61,6 +57,10 @@ DOC_ID_PROPERTY: dict[str, Any] = {
     "type": "string", "minLength": 1, "description": "A doc_id exactly as shown in search results."}
 
 
+_NON_WORD = re.compile(r"[^\w]+")
+_WORD = re.compile(r"\w+")
+
+
 def normalize_text(text: Any) -> str:
     """Lower-case words in sorted order: two queries BM25 reads the same normalize the same."""
     words = _NON_WORD.sub(" ", str(text or "").lower()).split()
@@ -80,7 +80,9 @@ class Tool:
       shown to the model again;
     - `query`: the argument that holds a search query ("" when the tool does not search);
     - `typed`: the arguments whose words the caller typed (checked against what it was shown);
-    - `empty_text`: what an empty result reads like; "" when the fault layer never hits the tool.
+    - `empty_text`: what an empty result reads like; "" when the fault layer never hits the tool;
+    - `description` and `properties` make the schema; every property but the `optional` ones is
+      required.
     """
 
     name: ClassVar[str] = ""
@@ -89,10 +91,18 @@ class Tool:
     query: ClassVar[str] = ""
     typed: ClassVar[tuple[str, ...]] = ()
     empty_text: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    optional: ClassVar[tuple[str, ...]] = ()
 
     def schema(self, settings: ToolSettings) -> dict[str, Any]:
         """The OpenAI function-tool schema given to the model."""
-        raise NotImplementedError(f"{type(self).__name__} must define schema()")
+        properties = self.properties(settings)
+        return function_schema(self.name, self.description, properties,
+                               [k for k in properties if k not in self.optional])
+
+    def properties(self, settings: ToolSettings) -> dict[str, Any]:
+        """The JSON schema of each argument, in the order the model sees them."""
+        raise NotImplementedError(f"{type(self).__name__} must define properties()")
 
     def run(self, box: ToolBox, arguments: dict[str, Any]) -> ToolResult:
         """Run a call whose arguments already fit the schema."""
@@ -133,20 +143,17 @@ class DocumentTool(Tool):
 
     reads = True
     argument: ClassVar[str] = ""
-    description: ClassVar[str] = ""
     argument_help: ClassVar[str] = ""
 
     def typed_words(self, arguments: Mapping[str, Any]) -> list[str]:
         """The lower-cased words of the text looked for."""
         return _WORD.findall(str(arguments.get(self.argument) or "").lower())
 
-    def schema(self, settings: ToolSettings) -> dict[str, Any]:
-        """`NAME(doc_id, ARGUMENT)`, both required."""
-        return function_schema(
-            self.name, self.description,
-            {"doc_id": DOC_ID_PROPERTY,
-             self.argument: {"type": "string", "minLength": 1, "description": self.argument_help}},
-            ["doc_id", self.argument])
+    def properties(self, settings: ToolSettings) -> dict[str, Any]:
+        """`doc_id` and the text, both required."""
+        return {"doc_id": DOC_ID_PROPERTY,
+                self.argument: {"type": "string", "minLength": 1,
+                                "description": self.argument_help}}
 
     def run(self, box: ToolBox, arguments: dict[str, Any]) -> ToolResult:
         """`look` at the document, or the refusal of a doc_id the collection lacks."""

@@ -12,7 +12,6 @@ from hopforge.corpus.tools.base import (
     ToolSettings,
     doc_argument,
     failure,
-    function_schema,
 )
 
 if TYPE_CHECKING:
@@ -27,17 +26,15 @@ class Open(Tool):
     name = "open"
     reads = True
     empty_text = "(empty page)"
+    description = ("Read a document by doc_id, one page at a time. Pages are numbered from 0; "
+                   "the reply says how many pages the document has.")
+    optional = ("page",)
 
-    def schema(self, settings: ToolSettings) -> dict[str, Any]:
-        """Schema of `open(doc_id, page)`."""
-        return function_schema(
-            "open",
-            "Read a document by doc_id, one page at a time. Pages are numbered from 0; the "
-            "reply says how many pages the document has.",
-            {"doc_id": DOC_ID_PROPERTY,
-             "page": {"type": "integer", "minimum": 0,
-                      "description": "Page number, from 0 (default 0)."}},
-            ["doc_id"])
+    def properties(self, settings: ToolSettings) -> dict[str, Any]:
+        """`doc_id`, and the page to read."""
+        return {"doc_id": DOC_ID_PROPERTY,
+                "page": {"type": "integer", "minimum": 0,
+                         "description": "Page number, from 0 (default 0)."}}
 
     def run(self, box: ToolBox, arguments: dict[str, Any]) -> ToolResult:
         """The page, headed by title, doc_id and page range, footed by the next call to make."""

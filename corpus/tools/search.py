@@ -12,7 +12,6 @@ from hopforge.corpus.tools.base import (
     ToolResult,
     ToolSettings,
     failure,
-    function_schema,
     normalize_text,
 )
 
@@ -27,20 +26,19 @@ class Search(Tool):
     query = "query"
     typed = ("query",)
     empty_text = "No results."
+    description = ("Search the document collection. Returns up to k documents, best first, each "
+                   "with its doc_id, title and a snippet. Use the doc_id with open or find.")
+    optional = ("k",)
 
-    def schema(self, settings: ToolSettings) -> dict[str, Any]:
-        """Schema of `search(query, k)`, k capped at the toolbox's `max_k`."""
-        return function_schema(
-            "search",
-            "Search the document collection. Returns up to k documents, best first, each with "
-            "its doc_id, title and a snippet. Use the doc_id with open or find.",
-            {"query": {"type": "string", "minLength": 1,
-                       "description": "Keywords or a question, e.g. a name plus what you want "
-                                      "to know."},
-             "k": {"type": "integer", "minimum": 1, "maximum": settings.max_k,
-                   "description": f"Number of results (1-{settings.max_k}, default "
-                                  f"{settings.default_k})."}},
-            ["query"])
+    def properties(self, settings: ToolSettings) -> dict[str, Any]:
+        """`query`, and `k` capped at the toolbox's `max_k`."""
+        return {
+            "query": {"type": "string", "minLength": 1,
+                      "description": "Keywords or a question, e.g. a name plus what you want to "
+                                     "know."},
+            "k": {"type": "integer", "minimum": 1, "maximum": settings.max_k,
+                  "description": f"Number of results (1-{settings.max_k}, default "
+                                 f"{settings.default_k})."}}
 
     def run(self, box: ToolBox, arguments: dict[str, Any]) -> ToolResult:
         """The hits of the query in the toolbox's search mode."""
