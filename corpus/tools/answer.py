@@ -3,17 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from hopforge.corpus.tools.base import (
-    Tool,
-    ToolResult,
-    ToolSettings,
-    normalize_text,
-)
-
-if TYPE_CHECKING:
-    from hopforge.corpus.tools.toolbox import ToolBox
+from hopforge.corpus.tools.base import Box, Tool, ToolResult, ToolSettings, normalize_text
 
 
 class Answer(Tool):
@@ -29,7 +21,7 @@ class Answer(Tool):
         """`text`, the answer."""
         return {"text": {"type": "string", "minLength": 1, "description": "The final answer."}}
 
-    def run(self, box: ToolBox, arguments: dict[str, Any]) -> ToolResult:
+    def run(self, box: Box, arguments: dict[str, Any]) -> ToolResult:
         """The final answer, echoed back."""
         return ToolResult(text=arguments["text"], ok=True)
 

@@ -1,7 +1,7 @@
 """What an agent tool is: one class holding its name, schema, run, and how its calls are read.
 
 A `Tool` subclass says everything the pipeline needs to know about one tool: the JSON schema the
-model is given, how a call runs over a `ToolBox`, when two calls are "the same call", what a
+model is given, how a call runs over a `ToolBox` (a `Box`), when two calls are "the same call", what a
 call is trying to do (its intent), which words of a call the caller typed and which documents it
 names (the fairness check), what an empty result reads like (the fault layer), and what a clean
 read shows (evaluation). Code elsewhere asks the tool; it never dispatches on the tool's name.
@@ -13,11 +13,11 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
-if TYPE_CHECKING:
-    from hopforge.corpus.records import Document
-    from hopforge.corpus.tools.toolbox import ToolBox
+from hopforge.corpus.records import Document
+from hopforge.corpus.search import Searcher
+
 
 @dataclass(frozen=True, slots=True)
 class ToolResult:
@@ -27,6 +27,26 @@ class ToolResult:
     ok: bool
     error: str = ""
     doc_ids: tuple[str, ...] = ()
+
+
+class Box(Protocol):
+    """What a tool runs over (a `ToolBox`): the searcher, its search settings, paged documents."""
+
+    searcher: Searcher
+    default_k: int
+    mode: str
+
+    def pages(self, doc_id: str) -> list[str]:
+        """A known document's text as `open` pages it."""
+        ...
+
+    def page_starts(self, doc_id: str) -> list[int]:
+        """The character offset at which each page of a known document starts."""
+        ...
+
+    def unknown_doc(self, tool: str, doc_id: str) -> ToolResult:
+        """The refusal of a call on a doc_id the collection lacks."""
+        ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -104,7 +124,7 @@ class Tool:
         """The JSON schema of each argument, in the order the model sees them."""
         raise NotImplementedError(f"{type(self).__name__} must define properties()")
 
-    def run(self, box: ToolBox, arguments: dict[str, Any]) -> ToolResult:
+    def run(self, box: Box, arguments: dict[str, Any]) -> ToolResult:
         """Run a call whose arguments already fit the schema."""
         raise NotImplementedError(f"{type(self).__name__} must define run()")
 
@@ -155,14 +175,14 @@ class DocumentTool(Tool):
                 self.argument: {"type": "string", "minLength": 1,
                                 "description": self.argument_help}}
 
-    def run(self, box: ToolBox, arguments: dict[str, Any]) -> ToolResult:
+    def run(self, box: Box, arguments: dict[str, Any]) -> ToolResult:
         """`look` at the document, or the refusal of a doc_id the collection lacks."""
         doc_id = arguments["doc_id"]
         if doc_id not in box.searcher.documents:
             return box.unknown_doc(self.name, doc_id)
         return self.look(box, box.searcher.documents[doc_id], arguments[self.argument].strip())
 
-    def look(self, box: ToolBox, doc: Document, text: str) -> ToolResult:
+    def look(self, box: Box, doc: Document, text: str) -> ToolResult:
         """The result for `text` (stripped) in the known document `doc`."""
         raise NotImplementedError(f"{type(self).__name__} must define look()")
 

@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import bisect
 import json
-from typing import TYPE_CHECKING
 
 from hopforge.corpus.matching import INFLECTIONS_TEXT, pattern_regex
-from hopforge.corpus.tools.base import DocumentTool, ToolResult
-
-if TYPE_CHECKING:
-    from hopforge.corpus.records import Document
-    from hopforge.corpus.tools.toolbox import ToolBox
+from hopforge.corpus.records import Document
+from hopforge.corpus.tools.base import Box, DocumentTool, ToolResult
 
 MAX_FIND_LINES = 20
 FIND_CONTEXT_CHARS = 160
@@ -29,7 +25,7 @@ class Find(DocumentTool):
         "offset and page.")
     argument_help = "Text to look for, e.g. a name or a year."
 
-    def look(self, box: ToolBox, doc: Document, pattern: str) -> ToolResult:
+    def look(self, box: Box, doc: Document, pattern: str) -> ToolResult:
         """Up to MAX_FIND_LINES matching lines, and how many matched in all."""
         doc_id = doc.doc_id
         starts = box.page_starts(doc_id)

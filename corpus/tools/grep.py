@@ -10,15 +10,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hopforge.corpus.matching import INFLECTIONS_TEXT, pattern_regex
-from hopforge.corpus.tools.base import DocumentTool, ToolResult, failure
+from hopforge.corpus.records import Document
+from hopforge.corpus.tools.base import Box, DocumentTool, ToolResult, failure
 from hopforge.corpus.tools.find import around
-
-if TYPE_CHECKING:
-    from hopforge.corpus.records import Document
-    from hopforge.corpus.tools.toolbox import ToolBox
 
 MAX_GREP_LINES = 30
 
@@ -35,7 +32,7 @@ class Grep(DocumentTool):
         "see which pages of a long document to open.")
     argument_help = "One word to look for, e.g. a surname or a year."
 
-    def look(self, box: ToolBox, doc: Document, word: str) -> ToolResult:
+    def look(self, box: Box, doc: Document, word: str) -> ToolResult:
         """Up to MAX_GREP_LINES matching lines, in page order, and how many matched in all."""
         if len(word.split()) > 1:
             return failure(f"grep: {word!r} is several words; grep looks for one word, use "

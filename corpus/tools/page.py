@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hopforge.corpus.tools.base import (
     DOC_ID_PROPERTY,
+    Box,
     Tool,
     ToolResult,
     ToolSettings,
     doc_argument,
     failure,
 )
-
-if TYPE_CHECKING:
-    from hopforge.corpus.tools.toolbox import ToolBox
 
 END_OF_DOCUMENT = "(end of document)"  # the footer of a document's last page
 
@@ -36,7 +34,7 @@ class Open(Tool):
                 "page": {"type": "integer", "minimum": 0,
                          "description": "Page number, from 0 (default 0)."}}
 
-    def run(self, box: ToolBox, arguments: dict[str, Any]) -> ToolResult:
+    def run(self, box: Box, arguments: dict[str, Any]) -> ToolResult:
         """The page, headed by title, doc_id and page range, footed by the next call to make."""
         doc_id, page = arguments["doc_id"], arguments.get("page", 0)
         if doc_id not in box.searcher.documents:

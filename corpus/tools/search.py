@@ -4,19 +4,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hopforge.corpus.errors import HopforgeError
-from hopforge.corpus.tools.base import (
-    Tool,
-    ToolResult,
-    ToolSettings,
-    failure,
-    normalize_text,
-)
-
-if TYPE_CHECKING:
-    from hopforge.corpus.tools.toolbox import ToolBox
+from hopforge.corpus.tools.base import Box, Tool, ToolResult, ToolSettings, failure, normalize_text
 
 
 class Search(Tool):
@@ -40,7 +31,7 @@ class Search(Tool):
                   "description": f"Number of results (1-{settings.max_k}, default "
                                  f"{settings.default_k})."}}
 
-    def run(self, box: ToolBox, arguments: dict[str, Any]) -> ToolResult:
+    def run(self, box: Box, arguments: dict[str, Any]) -> ToolResult:
         """The hits of the query in the toolbox's search mode."""
         query = arguments["query"]
         k = arguments.get("k")
