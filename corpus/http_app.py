@@ -41,6 +41,7 @@ import orjson
 import uvicorn
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.service import MAX_BODY, SearchService
+from hopforge.corpus.tools import is_search
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -211,7 +212,7 @@ def make_app(service: SearchService, *, threads: int | None = None,
         body = await body_of(request)
         if isinstance(body, Response):
             return body
-        if name == "search":
+        if is_search(name):
             metrics.queries.inc()
         return await run(f"tools/{name}", lambda: service.tool(name, body))
 

@@ -4,7 +4,7 @@
 
 - `GET /health`: passages, documents, whether the index has vectors, the default mode.
 - `POST /search {"queries": [...], "k": 10, "mode": "hybrid"}`: `{"hits": [[Hit row, ...], ...]}`.
-- `POST /tools/search|open|find|answer {arguments}`: the agent's tool result
+- `POST /tools/NAME {arguments}` for each tool of `corpus.tools.TOOLS`: the agent's tool result
   `{"text", "ok", "error", "doc_ids"}`, exactly as `ToolBox.call` gives it in process.
 - `POST /documents {"doc_ids": [...]}`: `{"documents": [Document row or null, ...]}`;
   `POST /titles {"title": ...}`: the doc_ids with that title; `GET /doc_ids`.

@@ -15,6 +15,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from hopforge.corpus.tools import default_schemas
 from hopforge.synth import prompts
 from hopforge.synth.annotate import sft_weight
 from hopforge.synth.records import ToolCall, Trajectory, Turn
@@ -257,6 +258,4 @@ def resolve_tools(
         found = tools_from_prompt(prompt)
         if found:
             return found, "system prompt"
-    from hopforge.corpus.tools import default_schemas
-
     return default_schemas(default_k=default_k, max_k=max_k), "hopforge.corpus.tools"

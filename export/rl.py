@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hopforge.corpus.tools import is_final
 from hopforge.export.messages import prompt_messages
 from hopforge.filters.answers import answer_type, grade_answer
 from hopforge.filters.records import Score
@@ -92,7 +93,7 @@ def verl_record(
     truth = ground_truth(q)
     answer_kwargs = {"qid": q.qid, "question": q.question, "ground_truth": truth}
     kwargs = {
-        n: {"create_kwargs": answer_kwargs if n == "answer" else {"qid": q.qid}} for n in tool_names
+        n: {"create_kwargs": answer_kwargs if is_final(n) else {"qid": q.qid}} for n in tool_names
     }
     return {
         "data_source": data_source,

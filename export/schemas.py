@@ -13,6 +13,7 @@ from typing import Any
 
 import fastjsonschema
 import jsonschema
+from hopforge.corpus.tools import is_final
 from hopforge.synth.records import TURN_LABELS
 from jsonschema.exceptions import best_match
 
@@ -256,7 +257,7 @@ def verl_schema(tool_names: Sequence[str]) -> dict[str, Any]:
             "answer": STR,
             "aliases": STR_LIST,
             "need_tools_kwargs": BOOL,
-            "tools_kwargs": obj({n: answer if n == "answer" else other for n in tool_names}),
+            "tools_kwargs": obj({n: answer if is_final(n) else other for n in tool_names}),
             "tool_settings": settings,
         }
     )

@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
+from hopforge.corpus.tools import is_final
 from hopforge.export.messages import turn_weights
 from hopforge.export.records import Example
 from hopforge.export.windows import Window
@@ -66,7 +67,7 @@ def example_weights(ex: Example) -> list[int]:
 
 
 def _wrong_answer(turn: Turn, ex: Example) -> bool:
-    if turn.call is None or turn.call.name != "answer":
+    if turn.call is None or not is_final(turn.call.name):
         return False
     return not answer_is_right(str(turn.call.arguments.get("text", "")), ex.question)
 

@@ -1,4 +1,4 @@
-"""hopforge's tools for verl's tool agent loop: search, open, find and answer over HTTP.
+"""hopforge's tools for verl's tool agent loop: each tool of `hopforge.corpus.tools`, over HTTP.
 
 verl loads these from the `tool_config.yaml` every RL export writes (BUILD/export/rl/verl/):
 each entry names `hopforge.export.verl_tools.HopforgeTool`, the tool's JSON schema as hopforge

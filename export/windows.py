@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hopforge.corpus.errors import HopforgeError
-from hopforge.corpus.tools import ToolResult
+from hopforge.corpus.tools import ToolResult, is_final
 from hopforge.export.justify import hide_unjustified
 from hopforge.export.messages import Arguments, call_ids, turn_message_pair, without_tool_schemas
 from hopforge.export.token_estimate import Counter, estimate_tokens, memo_estimate
@@ -108,7 +108,7 @@ def _steps(traj: Trajectory, weights: Sequence[int], arguments: Arguments,
 
 
 def _is_answer(turn: Turn) -> bool:
-    return turn.call is not None and turn.call.name == "answer" and turn.args_valid
+    return turn.call is not None and is_final(turn.call.name) and turn.args_valid
 
 
 def _pointer(turn: Turn) -> str | None:

@@ -30,6 +30,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from hopforge.corpus.tools import is_final, is_read, is_search, tool_named
 from hopforge.filters.answers import grade_answer, list_items, normalize_answer, unanswerable
 from hopforge.synth.annotate import call_intent, normalize_call
 from hopforge.synth.evaluation.stops import HANDOFFS, shown_docs, task_docs
@@ -38,7 +39,6 @@ from hopforge.synth.records import Question, Trajectory, Turn
 
 ONSET_KINDS: tuple[str, ...] = ("schema_error", "bad_arguments", "repeat",
                                 "forgotten_constraint", "ignored_fault")
-END_OF_DOCUMENT = "(end of document)"  # the footer of a last page in `open`
 RECOVERY_WINDOW = 3  # calls after a fault in which a new task document counts as another path
 
 
@@ -82,10 +82,10 @@ def is_success(trajectory: Trajectory, question: Question) -> bool:
         return False
     if unanswerable(question):
         valid = [t.call for t in trajectory.turns if t.call is not None and t.args_valid
-                 and t.call.name != "answer"]
+                 and not is_final(t.call.name)]
         items = set(question.spec.items) if question.spec is not None else set()
         if items:  # min_calls counts a search per item; a solver may open what it was shown
-            read = {str(c.arguments.get("doc_id", "")) for c in valid if c.name in ("open", "find")}
+            read = {str(c.arguments.get("doc_id", "")) for c in valid if is_read(c.name)}
             return items <= read
         return len(valid) >= max(1, task_min_calls(question) - 1)
     return True
@@ -123,7 +123,7 @@ def _faults(turns: Sequence[Turn], docs: frozenset[str],
         later = turns[n:]
         ok = justified_stop or any(_clean(t) and call_intent(t.call) == intent  # type: ignore[arg-type]
                                    for t in later)
-        if intent == "search":  # another path: a task document shown soon after
+        if is_search(turn.call.name):  # another path: a task document shown soon after
             ok = ok or any(n < at <= n + RECOVERY_WINDOW for at in seen_at.values())
         if ok:
             recovered += 1
@@ -150,7 +150,8 @@ def _checks(turns: Sequence[Turn], question: Question) -> tuple[dict[str, int], 
     first_back: int | None = None
     for n, turn in enumerate(turns, start=1):
         call = turn.call
-        if call is None or not turn.args_valid or call.name not in ("open", "find"):
+        tool = tool_named(call.name) if call is not None else None
+        if call is None or tool is None or not turn.args_valid or not tool.reads:
             continue
         doc = str(call.arguments.get("doc_id", ""))
         if doc not in tracked:
@@ -163,11 +164,8 @@ def _checks(turns: Sequence[Turn], question: Question) -> tuple[dict[str, int], 
         if not _clean(turn):
             continue
         settled.setdefault(doc, n)
-        if not pattern or call.name == "find" and pattern in str(call.arguments.get("pattern", "")).casefold():
-            checked.setdefault(doc, n)
-        elif call.name == "open" and (pattern in turn.result.casefold() or (
-                not call.arguments.get("page") and END_OF_DOCUMENT in turn.result)):
-            checked.setdefault(doc, n)  # the pattern shown, or the whole document read
+        if not pattern or tool.shows(call.arguments, turn.result, pattern):
+            checked.setdefault(doc, n)  # the pattern looked for or shown, or the doc read whole
     return checked, first_back
 
 
@@ -217,7 +215,7 @@ def measure(trajectory: Trajectory, question: Question,
     checked, back = _checks(turns, question)
     forgot = None
     answer_turn = next((n for n, t in enumerate(turns, start=1) if t.call is not None
-                        and t.call.name == "answer" and t.args_valid), None)
+                        and is_final(t.call.name) and t.args_valid), None)
     if answer_turn is not None and _contradicts(trajectory.final_answer, question, checked, titles):
         forgot = min(back, answer_turn) if back is not None else answer_turn
     onset["forgotten_constraint"] = forgot

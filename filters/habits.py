@@ -15,6 +15,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
+from hopforge.corpus.tools import search_query
 from hopforge.filters.logodds import words
 from hopforge.synth.records import Trajectory
 
@@ -34,8 +35,8 @@ def search_queries(traj: Trajectory) -> list[str]:
     """The query of every parsed search call, in order."""
     out = []
     for t in traj.turns:
-        if t.call is not None and t.call.name == "search":
-            q = t.call.arguments.get("query")
+        if t.call is not None:
+            q = search_query(t.call.name, t.call.arguments)
             if isinstance(q, str):
                 out.append(q)
     return out

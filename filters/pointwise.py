@@ -11,11 +11,10 @@ from dataclasses import dataclass, fields
 from typing import Literal
 
 from hopforge.corpus.errors import HopforgeError
+from hopforge.corpus.tools import READ_TOOLS, is_final
 from hopforge.filters.answers import gold_answers, grade_answer, mentions_answer, token_f1
 from hopforge.filters.records import Score
 from hopforge.synth.records import Question, Trajectory, Turn
-
-READ_TOOLS = ("open", "find")  # tools whose doc_id argument counts as "opened"
 
 
 class ScoreConfigError(HopforgeError, ValueError):
@@ -167,7 +166,7 @@ def read_text(traj: Trajectory) -> str:
     """Every tool result the trajectory saw, except the echo of its own answer."""
     return "\n".join(
         t.result for t in traj.turns
-        if t.call is not None and t.call.name != "answer" and not _failed(t)
+        if t.call is not None and not is_final(t.call.name) and not _failed(t)
     )
 
 

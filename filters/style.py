@@ -32,6 +32,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 
 from hopforge.corpus.errors import HopforgeError
+from hopforge.corpus.tools import is_final, search_query
 from hopforge.filters.habits import (
     STOPWORDS,
     action_signature,
@@ -320,9 +321,9 @@ def turn_patterns(turn: Turn, question: str, patterns: Collection[str],
     masked = mask_names(text) if text.strip() else ""
     texts = [masked] if masked else []
     call = turn.call
-    if call is not None and call.name == "answer":
+    if call is not None and is_final(call.name):
         texts.append(mask_names(str(call.arguments.get("text", ""))))
-    query = call.arguments.get("query") if call is not None and call.name == "search" else None
+    query = search_query(call.name, call.arguments) if call is not None else None
     copy = isinstance(query, str) and copies_question(query, question,
                                                       threshold=config.copy_threshold)
     qgrams: frozenset[str] = frozenset()

@@ -21,11 +21,10 @@ import json
 import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import replace
-from typing import Any
 
+from hopforge.corpus.tools import READ_TOOLS, is_final, tool_named
 from hopforge.synth.records import Fault, Question, ToolCall, Trajectory, Turn
 
-_NON_WORD = re.compile(r"[^\w]+")
 _SHOWN_ID = re.compile(r"\[doc_id: ([^\]\s]+)\]")
 # where a result names a document's title beside its doc_id: a search hit's line, an opened
 # page's head line, a find result's head line
@@ -34,50 +33,31 @@ _PAGE_TITLE = re.compile(r"\A(.+?) \[doc_id: ([^\]\s]+)\] page \d+")
 _FIND_TITLE = re.compile(r'\A(?:\d+ line\(s\) match|No match for) "(?:[^"\\]|\\.)*" in (.+?) '
                          r"\[doc_id: ([^\]\s]+)\]")
 USEFUL_LABELS: tuple[str, ...] = ("progress", "recovery")
-READ_TOOLS: tuple[str, ...] = ("open", "find")
-
-
-def normalize_text(text: Any) -> str:
-    """Lower-case words in sorted order: two queries BM25 reads the same normalize the same."""
-    words = _NON_WORD.sub(" ", str(text or "").lower()).split()
-    return " ".join(sorted(set(words)))
 
 
 def normalize_call(call: ToolCall) -> str:
-    """A key for "the same call": tool name plus its arguments, normalized per tool."""
-    args = call.arguments
-    if call.name == "search":
-        key = normalize_text(args.get("query"))
-    elif call.name == "open":
-        key = f"{str(args.get('doc_id', '')).strip()}#{args.get('page') or 0}"
-    elif call.name == "find":
-        key = f"{str(args.get('doc_id', '')).strip()}#{normalize_text(args.get('pattern'))}"
-    elif call.name == "answer":
-        key = normalize_text(args.get("text"))
-    else:
-        key = json.dumps(args, sort_keys=True, default=str)
+    """A key for "the same call": tool name plus its arguments, normalized by the call's tool."""
+    tool = tool_named(call.name)
+    key = (tool.key(call.arguments) if tool is not None
+           else json.dumps(call.arguments, sort_keys=True, default=str))
     return f"{call.name}:{key}"
 
 
 def call_intent(call: ToolCall) -> str:
-    """What a call is trying to do: any search looks for something; open and find read a doc."""
-    if call.name in ("open", "find"):
-        return f"doc:{str(call.arguments.get('doc_id', '')).strip()}"
-    return call.name
+    """What a call is trying to do: any search looks for something; a read looks at a doc."""
+    tool = tool_named(call.name)
+    return tool.intent(call.arguments) if tool is not None else call.name
 
 
 def read_key(call: ToolCall) -> str:
     """What a read call looks at: a page of a document, or a pattern in it."""
-    args = call.arguments
-    doc = str(args.get("doc_id", "")).strip()
-    if call.name == "open":
-        return f"{doc}#page{args.get('page') or 0}"
-    return f"{doc}#find:{normalize_text(args.get('pattern'))}"
+    tool = tool_named(call.name)
+    return tool.read_key(call.arguments) if tool is not None else normalize_call(call)
 
 
 def shown_doc_ids(turn: Turn) -> tuple[str, ...]:
     """The doc_ids a turn's result showed, read back from its text (none for a failed call)."""
-    if turn.error or turn.call is None or turn.call.name == "answer":
+    if turn.error or turn.call is None or is_final(turn.call.name):
         return ()
     if turn.fault is not None and turn.fault.kind in ("empty", "timeout"):
         return ()
@@ -137,7 +117,7 @@ class TurnJudge:
             return "invalid", f"the tool refused the call: {turn.error}"
         if turn.recovered:
             return "recovery", f"works after a fault on the same {call_intent(call)}"
-        if call.name == "answer":
+        if is_final(call.name):
             return "progress", "answers"
         if faulted:
             return "redundant", f"its result was lost to a {turn.fault.kind} fault"  # type: ignore[union-attr]

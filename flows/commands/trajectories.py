@@ -14,8 +14,8 @@ from hopforge.flows.config.teacher import add_teacher_arguments
 log = logging.getLogger(__name__)
 
 DESCRIPTION = """\
-Run the teacher on every accepted question of BUILD/questions with the tools search, open,
-find and answer, and write BUILD/trajectories/part-*.jsonl (one Trajectory per line) and
+Run the teacher on every accepted question of BUILD/questions with the agent's tools (search,
+open, find, grep, answer: one class each in hopforge.corpus.tools), and write BUILD/trajectories/part-*.jsonl (one Trajectory per line) and
 BUILD/reports/trajectories.json. The scripted teacher (default) needs no model; --teacher openai
 talks to `vllm serve` or any OpenAI-compatible server. A killed run, started again with the same
 options, continues where it stopped; --force starts over."""

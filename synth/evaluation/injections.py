@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from hopforge.corpus.records import Document
+from hopforge.corpus.tools import is_final, is_read
 from hopforge.synth.annotate import call_intent
 from hopforge.synth.evaluation.presets import EvalInputError
 from hopforge.synth.evaluation.tasks import check_phrase, tracked_docs
@@ -167,7 +168,7 @@ class InjectingTeacher:
         intent = call_intent(self._last_call)
         for _ in range(MAX_HIDDEN_REACTIONS):
             call = _call_of(completion)
-            if call is None or call.name == "answer" or call_intent(call) != intent:
+            if call is None or is_final(call.name) or call_intent(call) != intent:
                 break
             self._note(self.turn, f"hid a reaction: {call.name}")
             wire = {"name": call.name, "arguments": json.dumps(call.arguments)}
@@ -200,7 +201,7 @@ class InjectingTeacher:
             return False
         text = str(messages[-1].get("content") or "")
         faulted = _looks_faulted(call.name, text)
-        doc = str(call.arguments.get("doc_id", "")) if call.name in ("open", "find") else ""
+        doc = str(call.arguments.get("doc_id", "")) if is_read(call.name) else ""
         if doc in self.tracked:
             self._last_touched = doc
             if not faulted and not text.startswith("Error"):
@@ -222,7 +223,7 @@ class InjectingTeacher:
         if not self.forgotten or not completion.tool_calls:
             return completion
         first = completion.tool_calls[0]
-        if first.name != "answer" or not isinstance(first.arguments.get("text"), str):
+        if not is_final(first.name) or not isinstance(first.arguments.get("text"), str):
             return completion
         text = dropped_answer(self.question, first.arguments["text"], self._title(self.forgotten),
                               self.forgotten)

@@ -16,6 +16,7 @@ import re
 from dataclasses import asdict, replace
 from typing import Any
 
+from hopforge.corpus.tools import is_final, is_read, is_search, search_query
 from hopforge.synth.annotate import call_intent, normalize_call
 from hopforge.synth.evaluation.tasks import tracked_docs
 from hopforge.synth.records import Question, Trajectory, Turn
@@ -42,7 +43,7 @@ def shown_docs(turn: Turn) -> tuple[str, ...]:
         return ()
     if turn.fault is not None and turn.fault.kind in ("empty", "timeout"):
         return ()
-    if turn.call.name in ("open", "find"):
+    if is_read(turn.call.name):
         return (str(turn.call.arguments.get("doc_id", "")),)
     return tuple(_DOC_ID.findall(turn.result))
 
@@ -57,10 +58,10 @@ def plan_change_stop(trajectory: Trajectory, question: Question, limit: int) -> 
         shown = shown_docs(turn)
         new = [d for d in shown if d in docs and d not in seen]
         seen.update(new)
-        if turn.call is not None and turn.call.name in ("open", "find"):
+        if turn.call is not None and is_read(turn.call.name):
             new += [d for d in shown if d in docs and d not in read]  # read for the first time
             read.update(shown)
-        if turn.call is None or not turn.args_valid or turn.call.name == "answer":
+        if turn.call is None or not turn.args_valid or is_final(turn.call.name):
             continue
         intent = call_intent(turn.call)
         if new:
@@ -85,8 +86,8 @@ def handoff_state(trajectory: Trajectory, question: Question) -> dict[str, Any]:
     seen: list[str] = []
     for turn in trajectory.turns:
         seen += [d for d in shown_docs(turn) if d in docs and d not in seen]
-    queries = [str(t.call.arguments.get("query", "")) for t in trajectory.turns
-               if t.call is not None and t.call.name == "search" and t.args_valid]
+    queries = [str(search_query(t.call.name, t.call.arguments) or "") for t in trajectory.turns
+               if t.call is not None and is_search(t.call.name) and t.args_valid]
     last = trajectory.checkpoints[-1] if trajectory.checkpoints else None
     return {
         "tid": trajectory.tid,

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from hopforge.corpus.tools import tools
 from hopforge.synth.records import ToolCall
 from hopforge.synth.teacher.chat import Completion
 from hopforge.synth.teacher.wire import RAW_ARGUMENTS
@@ -63,7 +64,8 @@ def parse_native_tool_calls(calls: Sequence[ToolCall], raw: str = "") -> ParsedC
     first = calls[0]
     if not isinstance(first.name, str) or not first.name.strip():
         raise MalformedToolCall(
-            "The tool call has no function name. Name one of the tools: search, open, find, answer.",
+            "The tool call has no function name. Name one of the tools: "
+            f"{', '.join(tool.name for tool in tools())}.",
             raw,
         )
     arguments = first.arguments

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from hopforge.corpus.tools import tool_named
 from hopforge.synth.records import NOT_FOUND, ToolCall
 
 _WORD = re.compile(r"\w+")
@@ -19,21 +20,14 @@ _TOKEN = re.compile(r"[^\s\[\](){}<>,;\"'|=]+")  # doc_id-like runs: split at br
 
 def call_words(call: ToolCall) -> tuple[list[str], list[str]]:
     """The words a call types (query, pattern, answer) and the doc_ids it names."""
-    args = call.arguments
-    words: list[str] = []
-    ids: list[str] = []
-    if call.name == "search":
-        words = _WORD.findall(str(args.get("query") or "").lower())
-    elif call.name == "find":
-        words = _WORD.findall(str(args.get("pattern") or "").lower())
-        ids = [str(args.get("doc_id") or "").strip()]
-    elif call.name == "open":
-        ids = [str(args.get("doc_id") or "").strip()]
-    elif call.name == "answer":
-        text = str(args.get("text") or "").strip()
-        if text.lower() != NOT_FOUND:
-            words = [w for w in _WORD.findall(text.lower()) if not w.isdigit()]
-    return words, [i for i in ids if i]
+    tool = tool_named(call.name)
+    if tool is None:
+        return [], []
+    words = tool.typed_words(call.arguments)
+    if tool.final:  # a count is computed, not read; the not-found marker is no reading
+        said = " ".join(str(call.arguments.get(a) or "") for a in tool.typed).strip()
+        words = [] if said.lower() == NOT_FOUND else [w for w in words if not w.isdigit()]
+    return words, tool.named_docs(call.arguments)
 
 
 class Visible:

@@ -16,14 +16,12 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from hopforge.corpus.errors import HopforgeError
-from hopforge.corpus.tools import ToolResult
+from hopforge.corpus.tools import FAULTABLE_TOOLS, ToolResult, tool_named
 from hopforge.synth.annotate import normalize_call
 from hopforge.synth.records import Fault, ToolCall
 
 FAULT_KINDS: tuple[str, ...] = ("empty", "timeout", "format", "partial")
-FAULTABLE_TOOLS: tuple[str, ...] = ("search", "open", "find")
 TRUNCATION_NOTE = "[... output truncated]"
-_EMPTY_TEXT = {"search": "No results.", "open": "(empty page)", "find": "No matches."}
 
 
 class AsyncTools(Protocol):
@@ -143,7 +141,9 @@ def timeout_result(name: str, deadline_s: float) -> ToolResult:
 
 def empty_result(name: str) -> ToolResult:
     """A successful call that returned nothing."""
-    return ToolResult(text=_EMPTY_TEXT.get(name, "(no output)"), ok=True)
+    tool = tool_named(name)
+    return ToolResult(text=tool.empty_text if tool is not None and tool.empty_text
+                      else "(no output)", ok=True)
 
 
 def relayout_result(name: str, result: ToolResult, layout: str) -> ToolResult:

@@ -19,7 +19,7 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hopforge.corpus.tools import ToolResult, validate_arguments
+from hopforge.corpus.tools import ToolResult, is_final, validate_arguments
 from hopforge.synth import prompts
 from hopforge.synth.annotate import Annotator, normalize_call, shown_titles
 from hopforge.synth.records import Checkpoint, Question, ToolCall, Trajectory, Turn, Usage
@@ -157,7 +157,7 @@ async def run_agent(
     text_calls = config.call_format == "text"
     schemas = tools.schemas
     tool_names = [s["function"]["name"] for s in schemas]
-    answer_schemas = [s for s in schemas if s["function"]["name"] == "answer"]
+    answer_schemas = [s for s in schemas if is_final(s["function"]["name"])]
     system = system_prompt(schemas, text_calls=text_calls, reasoning=config.reasoning)
     ctx = Context(
         system,
@@ -240,7 +240,7 @@ async def run_agent(
             text = prompts.AGENT_UNKNOWN_TOOL.format(name=call.name, names=", ".join(tool_names))
         elif problem:
             text = prompts.AGENT_INVALID_ARGUMENTS.format(name=call.name, problem=problem)
-        elif call.name == "answer":
+        elif is_final(call.name):
             run.final_answer = str(call.arguments.get("text", "")).strip()
             text, ok = run.final_answer, True
         else:
@@ -260,7 +260,7 @@ async def run_agent(
                                    reasoning=completion.reasoning)
         visible.see(text)
         run.turns.append(turn)
-        if valid and call.name == "answer":
+        if valid and is_final(call.name):
             run.stop("answer", "")
             break
         if invalid_streak > config.max_invalid_turns:
@@ -390,7 +390,8 @@ async def _force_answer(
     except ToolCallParseError as exc:
         run.reason += f"; the final answer was not a tool call: {exc}"
         return
-    ok = parsed.call.name == "answer" and not validate_arguments("answer", parsed.call.arguments, answer_schemas)
+    ok = is_final(parsed.call.name) and not validate_arguments(parsed.call.name, parsed.call.arguments,
+                                                               answer_schemas)
     if ok:
         run.final_answer = str(parsed.call.arguments.get("text", "")).strip()
     justified, unseen = visible.check(parsed.call)
@@ -398,7 +399,7 @@ async def _force_answer(
         Turn(
             index=index, raw=_raw(completion), thought=parsed.thought,
             reasoning=completion.reasoning, call=parsed.call,
-            result=run.final_answer if ok else "", schema_valid=parsed.call.name == "answer",
+            result=run.final_answer if ok else "", schema_valid=is_final(parsed.call.name),
             args_valid=ok, tokens=completion.completion_tokens, latency_s=completion.latency_s,
             error="" if ok else "the forced final turn did not call answer",
             justified=justified, unseen=unseen, call_format=parsed.fmt,

@@ -18,7 +18,8 @@ from typing import Any
 
 from hopforge.corpus.matching import matches
 from hopforge.corpus.records import Document
-from hopforge.synth.annotate import normalize_call, normalize_text
+from hopforge.corpus.tools import EMPTY_TEXTS, is_final, normalize_text
+from hopforge.synth.annotate import normalize_call
 from hopforge.synth.records import ToolCall
 from hopforge.synth.trajectories.faults import TRUNCATION_NOTE
 from hopforge.synth.trajectories.voice import Note, Speaker
@@ -56,9 +57,9 @@ def fault_seen(obs: str, tool: str) -> str:
         return "error"
     if TRUNCATION_NOTE in obs:
         return "cut"
-    if obs.startswith('{"tool"') or (tool != "answer" and "\n" not in obs and " | " in obs):
+    if obs.startswith('{"tool"') or (not is_final(tool) and "\n" not in obs and " | " in obs):
         return "layout"
-    if obs.strip() in ("No results.", "(empty page)", "No matches."):
+    if obs.strip() in EMPTY_TEXTS:
         return "empty"
     return ""
 

@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.records import Document
+from hopforge.corpus.tools import is_final
 from hopforge.synth import prompts
 from hopforge.synth.records import Question, ToolCall
 from hopforge.synth.teacher.chat import Completion, Message
@@ -137,7 +138,7 @@ class ScriptedTeacher:
         except StopIteration:
             act = (self.reader.say("give_up"), self._answer_call(self._best()))
         self._started = True
-        if act[1].name == "answer":
+        if is_final(act[1].name):
             self._done = act
         return act
 

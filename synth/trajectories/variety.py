@@ -12,6 +12,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
+from hopforge.corpus.tools import is_search, search_query
 from hopforge.synth.records import Trajectory
 
 _QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”")
@@ -26,8 +27,8 @@ def trajectory_names(t: Trajectory) -> list[str]:
     for turn in t.turns:
         for title in _HIT.findall(turn.result):
             names.add(title.strip().split(" page ")[0].strip())
-        if turn.call is not None and turn.call.name == "search":
-            names.add(str(turn.call.arguments.get("query") or "").strip('" '))
+        if turn.call is not None and is_search(turn.call.name):
+            names.add(str(search_query(turn.call.name, turn.call.arguments) or "").strip('" '))
     return sorted((n for n in names if len(n) > 1), key=len, reverse=True)
 
 

@@ -8,7 +8,7 @@ import jsonschema
 import pytest
 from hopforge.corpus.records import Document
 from hopforge.corpus.search import Searcher
-from hopforge.corpus.tools import ToolBox, ToolResult, paginate, validate_arguments
+from hopforge.corpus.tools import TOOLS, ToolBox, ToolResult, paginate, validate_arguments
 
 from tests.helpers.tiny import load_tiny
 
@@ -119,7 +119,8 @@ def test_json_string_arguments_and_answer(tools: ToolBox) -> None:
 
 def test_schemas_are_valid_openai_tools_and_agree_with_validation(tools: ToolBox) -> None:
     names = [s["function"]["name"] for s in tools.schemas]
-    assert names == ["search", "open", "find", "answer"]
+    assert names == [cls.name for cls in TOOLS] and names[:3] == ["search", "open", "find"]
+    assert names[-1] == "answer"
     cases = [("search", {"query": "a", "k": 5}), ("search", {"query": "a", "k": 50}),
              ("open", {"doc_id": "x", "page": 2}), ("open", {"doc_id": "x", "page": "2"}),
              ("find", {"doc_id": "x", "pattern": "y", "extra": 1}), ("answer", {"text": "z"}),

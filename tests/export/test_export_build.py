@@ -12,6 +12,7 @@ from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.layout import BuildDir
 from hopforge.corpus.parts import read_parts, write_part
 from hopforge.corpus.search import open_searcher
+from hopforge.corpus.tools import TOOLS
 from hopforge.export.manifest import verify_manifest
 from hopforge.export.records import ExportConfig
 from hopforge.export.shards import read_shard
@@ -69,7 +70,7 @@ def test_layout_manifest_and_checksums(exported: Path) -> None:
         assert {s: len(r) for s, r in records.items() if r} == manifest["counts"][kind]
     assert manifest["tools"] == {  # native calls: the teacher got the schemas in `tools`
         "source": "hopforge.corpus.tools",
-        "names": ["search", "open", "find", "answer"],
+        "names": [cls.name for cls in TOOLS],
     }
     assert manifest["stats"]["dropped_by_reason"] == {"style: templated": 2}
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hopforge.corpus.tools import TOOLS
 from hopforge.export.records import ExportConfig
 from hopforge.export.rl import compute_score
 from hopforge.export.shards import read_shard
@@ -19,6 +20,7 @@ from tests.helpers.export_data import make_build
 TEMPLATE = Path(__file__).resolve().parents[1] / "data" / "chat_template_tools.jinja"
 KINDS = ("sft/openai", "sft/hf", "sft/trl", "rl/verl", "rl/plain", "preference", "sharegpt")
 WINDOW = 1900  # max_seq_tokens of the "windowed" export: most trajectories need two windows
+TOOL_NAMES = [cls.name for cls in TOOLS]  # the exported tool list follows the registry
 
 
 @pytest.fixture(scope="module")
@@ -248,11 +250,11 @@ def test_sharegpt_follows_llama_factory_rules(exports: dict[str, Path], name: st
                 )
                 if m["from"] == "function_call":
                     name, arguments, _ = parse_function_call(m["value"])
-                    assert name in {"search", "open", "find", "answer"} and isinstance(
+                    assert name in TOOL_NAMES and isinstance(
                         arguments, dict
                     )
             tools = json.loads(row["tools"])
-            assert [t["function"]["name"] for t in tools] == ["search", "open", "find", "answer"]
+            assert [t["function"]["name"] for t in tools] == TOOL_NAMES
 
 
 def test_verl_rows_have_verl_columns(exports: dict[str, Path]) -> None:
@@ -265,7 +267,7 @@ def test_verl_rows_have_verl_columns(exports: dict[str, Path]) -> None:
             assert (
                 row["extra_info"]["index"] == i and row["extra_info"]["need_tools_kwargs"] is True
             )
-            assert set(row["extra_info"]["tools_kwargs"]) == {"search", "open", "find", "answer"}
+            assert set(row["extra_info"]["tools_kwargs"]) == set(TOOL_NAMES)
             truth = row["reward_model"]["ground_truth"]
             rollout = json.dumps({"name": "answer", "arguments": {"text": truth["target"][0]}})
             assert compute_score(row["data_source"], rollout, truth, row["extra_info"]) == 1.0

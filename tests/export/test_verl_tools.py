@@ -19,7 +19,7 @@ import pytest
 from hopforge.corpus.http_app import ServiceServer, make_app
 from hopforge.corpus.search import Searcher
 from hopforge.corpus.service import SearchService
-from hopforge.corpus.tools import ToolBox
+from hopforge.corpus.tools import TOOLS, ToolBox
 from hopforge.export.records import ExportConfig
 from hopforge.flows.stages.export import export_build
 
@@ -70,7 +70,7 @@ def verl_findings(served: str, tmp_path_factory: pytest.TempPathFactory) -> dict
 
 def test_verl_loads_the_tool_config_with_the_schemas_whole(verl_findings: dict[str, Any]) -> None:
     tools = json.loads((Path(verl_findings["export"]) / "tools.json").read_text())
-    assert verl_findings["tool_names"] == ["search", "open", "find", "answer"]
+    assert verl_findings["tool_names"] == [cls.name for cls in TOOLS]
     assert verl_findings["schemas"] == tools == verl_findings["loop_schemas"]
     search = verl_findings["loop_schemas"][0]["function"]["parameters"]
     assert search["properties"]["query"]["minLength"] == 1

@@ -14,7 +14,7 @@ import pytest
 from hopforge.corpus.layout import BuildDir
 from hopforge.corpus.parts import read_parts, write_part
 from hopforge.corpus.store import write_corpus
-from hopforge.corpus.tools import ToolBox
+from hopforge.corpus.tools import TOOLS, ToolBox
 from hopforge.flows.stages.trajectories import run_trajectories_build
 from hopforge.synth import prompts
 from hopforge.synth.records import Question, Trajectory
@@ -76,7 +76,7 @@ def test_native_tool_calls_end_to_end(openai_server: OpenAITestServer, agent_que
     assert "orvin-gallery" in t.turns[0].new_evidence and t.turns[1].tokens == 12
     assert t.usage.prompt_tokens >= 300
     first, second, third = openai_server.requests
-    assert [s["function"]["name"] for s in first["tools"]] == ["search", "open", "find", "answer"]
+    assert [s["function"]["name"] for s in first["tools"]] == [cls.name for cls in TOOLS]
     # the schemas once: in `tools`, not a second time in the system text
     assert first["messages"][0]["role"] == "system" and '"search"' not in first["messages"][0][
         "content"]

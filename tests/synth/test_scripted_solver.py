@@ -216,7 +216,7 @@ def test_style_rates_at_their_ends(agent_questions: list, agent_searcher: Any) -
 
 def test_no_query_is_sent_twice_in_other_words(agent_questions: list,
                                                 agent_searcher: Any) -> None:
-    from hopforge.synth.annotate import normalize_text
+    from hopforge.corpus.tools import normalize_text
 
     faults = FaultConfig(empty=0.5, persistent=1.0)
     for t in solve(agent_questions, agent_searcher, samples=4, faults=faults):
