@@ -75,6 +75,14 @@ class FactBook:
                     self.categories.setdefault(doc_id, set()).add(f.value.lower())
         self._mentioned: dict[str, set[str]] = {}
         self._order: dict[str, list[str]] = {}
+        self._share: float | None = None
+
+    def fact_share(self) -> float:
+        """The share of documents with a date, number or category fact of their own."""
+        if self._share is None:
+            have = set(self.dates) | set(self.numbers) | set(self.categories)
+            self._share = len(have) / max(1, len(self.docs))
+        return self._share
 
     def dated(self, doc_id: str, key: str) -> Fact | None:
         """The first date fact of `doc_id` whose relation has the word `key`, or None."""

@@ -2,7 +2,8 @@
 
 - entity: a name of another document (corpus/names.py) in a sentence;
 - date: a year (1500-2049) or a full date in a sentence; `value` is the year;
-- number: a quantity other than a year, with the word after it as its unit when there is one;
+- number: a quantity other than a year, with the word after it as its unit, in a sentence about
+  the document (`about_subject`), not an age or a span of time ("for 15 years");
 - category: what the corpus marks as the subject's kind: FOLDOC's `<tag>` and the Jargon
   File's `[tag]` at the start of a sense;
 - phrase: the fallback, made by the question families from a document's words (phrases.py).
@@ -104,6 +105,8 @@ def event(key: str) -> bool:
 
 
 _PRONOUNS = frozenset(["he", "she", "it", "they"])
+# units that measure a stretch of time or a repetition: ages and spans, not the subject's size
+_SPANS = frozenset(["years", "months", "weeks", "days", "hours", "minutes", "seconds", "times", "decades", "centuries"])
 # how a glossary's entry speaks of itself ("The term was coined in 1970")
 _SELF = frozenset(["term", "word", "phrase", "expression", "usage", "abbreviation", "acronym"])
 
@@ -214,6 +217,8 @@ def extract(doc: Document, names: NameIndex) -> list[Fact]:
             unit = m.group(3) or ""
             if unit in STOPWORDS or unit in MONTHS:
                 unit = ""
+            if unit in _SPANS or not about_subject(sent, doc.title, lead):
+                continue  # an age or a span ("for 15 years"), or someone else's number
             if unit and (unit.endswith("s") or m.group(2)):
                 value = (f"{m.group(1)}%" if m.group(2) else
                          f"{m.group(1)} {unit}" if unit else m.group(1))

@@ -66,8 +66,8 @@ def picking_phrases(
                 or not _clean(phrase, forbidden)):
             continue
         df = graph.doc_freq(phrase)
-        if min_df <= df <= cap:
-            found.append((" " not in phrase, df, phrase))
+        if min_df <= df <= cap and (" " in phrase or graph.facts.fact_share() < 0.2):
+            found.append((" " not in phrase, df, phrase))  # a lone word only without facts
     found.sort(key=lambda x: x[:2])
     band = [p for *_, p in found[: 3 * count]]
     rng.shuffle(band)

@@ -85,6 +85,9 @@ class Reader:
         self.capital = {k for k in self.table if k not in lower}
         self.alone = {k for k in self.table if k not in whole or (k in self.capital and len(k) == 1)}
         self.longest = max((len(k) for k in self.table), default=1)
+        self.reach: dict[str, int] = {}  # first word -> the most words of a name it starts
+        for k in self.table:
+            self.reach[k[0]] = max(self.reach.get(k[0], 1), len(k))
         df: dict[tuple[str, ...], int] = defaultdict(int)
         low_df: dict[tuple[str, ...], int] = defaultdict(int)
         for d in self.docs.values():
@@ -106,7 +109,8 @@ class Reader:
         i = 0
         while i < len(spans):
             hit = None
-            for n in range(min(self.longest, len(spans) - i), 0, -1):
+            # only names that start with this word can start here (one word: any ending)
+            for n in range(min(self.reach.get(spans[i][2].lower(), 1), len(spans) - i), 0, -1):
                 words = [s[2] for s in spans[i:i + n]]
                 low = tuple(w.lower() for w in words)
                 last = low[-1]
@@ -183,10 +187,11 @@ class Reader:
                         text, m.start(), key, self.docs[doc_id]["title"]):
                     return True
             return False
-        if kind == "number":
+        if kind == "number":  # in a sentence about the document (as for dates)
             for m in re.finditer(rf"(\d[\d,]*(?:\.\d+)?)\s?{re.escape(key)}\b", text,
                                  re.IGNORECASE):
-                if inside(float(m.group(1).replace(",", ""))):
+                if inside(float(m.group(1).replace(",", ""))) and _about(
+                        text, m.start(), self.docs[doc_id]["title"]):
                     return True
             return False
         if kind == "category":  # FOLDOC's <a, b> anywhere, the Jargon File's [tag] opening a sense
@@ -212,26 +217,41 @@ def _own(text: str, at: int, key: str, title: str = "") -> bool:
     """Whether the date at `at`, dated by the word `key`, is the sentence subject's own, in a
     sentence about the document titled `title` (when given)."""
     start = max(text.rfind(c, 0, at) for c in ".!?\n") + 1
+    if title and not _about(text, at, title):
+        return False
+    return _own_clause(text, start, at, key)
+
+
+def _about(text: str, at: int, title: str) -> bool:
+    """Whether the sentence holding position `at` opens with the document titled `title`: a
+    pronoun, a capitalized name sharing a word with the title, or "The"/"This" and a word of
+    its title, of its first sentence, or "term", "word" ..."""
+    start = max(text.rfind(c, 0, at) for c in ".!?\n") + 1
+    word = r"[A-Za-z][A-Za-z'-]*"
+    opening_words = re.findall(word, text[start:].lstrip()[:80])
+    first_sentence = re.split(r"[.!?](?=\s|$)|\n", text.lstrip(), maxsplit=1)[0]
+    head = opening_words[0].lower() if opening_words else ""
+    if head in ("the", "this"):
+        if len(opening_words) < 2 or opening_words[1].lower() not in {
+                w.lower() for w in re.findall(word, first_sentence)} | {
+                "term", "word", "phrase", "expression", "usage", "abbreviation", "acronym"} | {
+                w.lower() for w in re.findall(word, title)}:
+            return False
+    elif head not in ("he", "she", "it", "they"):
+        caps = []
+        for w in opening_words:
+            if not w[:1].isupper():
+                break
+            caps.append(w.lower())
+        if not set(caps) & {w.lower() for w in re.findall(word, title)}:
+            return False
+    return True
+
+
+def _own_clause(text: str, start: int, at: int, key: str) -> bool:
+    """Whether the clause before the date at `at` dates the sentence subject's own event."""
     sentence = text[start:at]
     word = r"[A-Za-z][A-Za-z'-]*"
-    if title:  # the sentence opens with the document: a pronoun, its name, or "The <its noun>"
-        opening_words = re.findall(word, text[start:].lstrip()[:80])
-        first_sentence = re.split(r"[.!?](?=\s|$)|\n", text.lstrip(), maxsplit=1)[0]
-        head = opening_words[0].lower() if opening_words else ""
-        if head in ("the", "this"):
-            if len(opening_words) < 2 or opening_words[1].lower() not in {
-                    w.lower() for w in re.findall(word, first_sentence)} | {
-                    "term", "word", "phrase", "expression", "usage", "abbreviation", "acronym"} | {
-                    w.lower() for w in re.findall(word, title)}:
-                return False
-        elif head not in ("he", "she", "it", "they"):
-            caps = []
-            for w in opening_words:
-                if not w[:1].isupper():
-                    break
-                caps.append(w.lower())
-            if not set(caps) & {w.lower() for w in re.findall(word, title)}:
-                return False
     opening = re.findall(word, sentence)[:1]
     if opening and opening[0].lower() in _OPENING:
         return False

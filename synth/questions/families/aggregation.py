@@ -97,14 +97,16 @@ class Aggregation(Family):
                    if c.kind != "phrase" else 9)
         for c in typed[:60]:
             matching = [i for i in items if s.book.holds(c, i)]
+            if c.kind == "entity" and c.target in items:
+                continue  # the named entry is an item: its own text holds its name
             if fits_op(op, len(matching), n, empty):
                 if empty and not any(c.key in s.book.dates.get(i, {})
                                      or c.key in s.book.numbers.get(i, {}) for i in items
                                      ) and c.kind in ("date", "number"):
                     continue  # a premise about something none of the items states at all
                 return general(c), matching
-        if not s.phrase_allowed():
-            return None
+        if not s.phrase_allowed() or s.book.fact_share() >= 0.2:
+            return None  # a corpus of facts asks about facts, not a word some items contain
         pattern, matching = word_condition(s.g, items, s.rng, op=op, empty=empty,
                                      forbidden=names(s.g.docs[start]))
         if pattern is None:
