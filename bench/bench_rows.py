@@ -167,7 +167,8 @@ def over_max(build: Path, tokenizer_dir: str) -> dict[str, Any]:
         for line in part.read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
             messages = [{k: v for k, v in m.items() if k != "weight"} for m in row["messages"]]
-            n = len(tok.apply_chat_template(messages, tools=row.get("tools"), tokenize=True))
+            text = tok.apply_chat_template(messages, tools=row.get("tools"), tokenize=False)
+            n = len(tok(text, add_special_tokens=False)["input_ids"])
             rows += 1
             over += n > limit
             longest = max(longest, n)
@@ -189,19 +190,25 @@ def _find(tree: Any, key: str) -> Any:
 
 
 def run(quick: bool = False) -> list[dict[str, Any]]:
+    """One row per build and layout; `over_max` and `longest_tokens` on the sft/hf rows."""
     spec = os.environ.get("HOPFORGE_BENCH_BUILDS", "demo=builds/demo")
     tokenizer = os.environ.get("HOPFORGE_QWEN_TOKENIZER", "")
     rows = []
     for item in filter(None, spec.split(",")):
         name, _, path = item.partition("=")
         build = Path(path.strip())
+        if not (build / "export" / "manifest.json").exists():
+            rows.append({"build": name.strip(), "layout": f"no export in {build}: run `make "
+                         "demo` or name builds in HOPFORGE_BENCH_BUILDS=name=DIR,..."})
+            continue
+        lengths = over_max(build, tokenizer) if tokenizer else {}
         for layout, c in check_build(build).items():
             rows.append({"build": name.strip(), "layout": layout,
                          **{k: v for k, v in c.items() if k != "examples"},
+                         "over_max": lengths.get("over", "") if layout == "sft/hf" else "",
+                         "longest_tokens": lengths.get("longest", "") if layout == "sft/hf"
+                         else "",
                          "examples": " | ".join(c["examples"])})
-        if tokenizer:
-            rows.append({"build": name.strip(), "layout": "sft/hf by Qwen2.5",
-                         **over_max(build, tokenizer)})
     return rows
 
 
