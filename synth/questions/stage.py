@@ -32,6 +32,7 @@ from hopforge.synth.records import Checks, Question, Spec, Step
 from hopforge.synth.teacher.chat import ChatModel, ModelResponseError, ModelUnavailable
 
 log = logging.getLogger(__name__)
+MAX_MISSES = 150  # a kind whose last this many draws all failed gives way to the others
 REACH_K = 20  # a title read in a text must be found by searching it (k up to 20)
 _TOP_COMMA = re.compile(r",(?![^()]*\))")
 
@@ -178,7 +179,7 @@ def _unanswerable_cap(config: QuestionConfig, n: int) -> int:
 def _next_kind(config: QuestionConfig, have: Counter[str], misses: Counter[str],
                drawn: Counter[str], n: int, full: Collection[str] = ()) -> str | None:
     """The kind furthest below its share (unanswerable: `unanswerable_share`, the rest alike),
-    skipping kinds whose last 40 draws all failed and kinds already drawn four times as often
+    skipping kinds whose last 150 draws all failed and kinds already drawn four times as often
     as their share of `n` (a kind this corpus seldom accepts gives way to the others), and
     kinds in `full` (their share is planned already)."""
     answerable = [k for k in config.kinds if k != "unanswerable"]
@@ -190,9 +191,9 @@ def _next_kind(config: QuestionConfig, have: Counter[str], misses: Counter[str],
         return rest / len(answerable)
 
     kinds = [k for k in config.kinds if k not in full
-             and misses[k] < 40 and drawn[k] < max(8.0, 4 * share(k) * n)]
+             and misses[k] < MAX_MISSES and drawn[k] < max(8.0, 4 * share(k) * n)]
     if not kinds:
-        kinds = [k for k in config.kinds if misses[k] < 40 and k not in full]
+        kinds = [k for k in config.kinds if misses[k] < MAX_MISSES and k not in full]
     if not kinds:
         return None
     total = sum(have.values()) + 1
