@@ -230,7 +230,7 @@ def _inside_longer(text: str, start: int, end: int, *, possessive: bool = False)
     if i < 0 or i == start - 1 or not text[i].isalpha():
         return False  # nothing, or punctuation, right before it
     j = i
-    while j > 0 and (text[j - 1].isalpha() or text[j - 1] in "-'’"):
+    while j > 0 and (text[j - 1].isalpha() or text[j - 1] in "'’"):
         j -= 1
     if not text[j].isupper() or (j > 0 and text[j - 1].isalnum()):
         return False  # a word of letters with a capital ("V6 Unix" is not a longer name)

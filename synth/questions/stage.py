@@ -155,9 +155,14 @@ async def generate_questions(
 
 
 def _gold(kind: str, spec: Spec, answer_doc: str) -> set[tuple[str, str]]:
-    """(kind, document) for the documents a question is about: its answer, compared sides."""
+    """(kind, what) a question is about: its answer document, compared sides, and a set's
+    condition (three changelogs counting their mentions of "Code of Conduct" repeat one
+    question)."""
     docs = {answer_doc, *(s.doc for s in spec.steps if s.relation == "compare")}
-    return {(kind, d) for d in docs if d}
+    out = {(kind, d) for d in docs if d}
+    if spec.family == "aggregation" and spec.condition is not None:
+        out.add((kind, f"condition:{spec.condition.shown}"))
+    return out
 
 
 def corpus_min_df(min_df: int, documents: int) -> int:

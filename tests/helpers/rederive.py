@@ -140,8 +140,9 @@ class Reader:
         if (j < len(spans) and text[spans[j - 1][1]:spans[j][0]] == " "
                 and spans[j][2][:1].isupper() and not spans[j - 1][2].endswith(("'s", "’s"))):
             return True
-        if i == 0 or text[spans[i - 1][1]:spans[i][0]].strip() != "":
-            return False
+        between = text[spans[i - 1][1]:spans[i][0]]
+        if i == 0 or between.strip() != "" or "\n" in between:
+            return False  # punctuation or a line break before it
         prev = spans[i - 1][2]
         if not prev[:1].isupper() or not re.fullmatch(r"[^\W\d_]+(?:['’][^\W\d_]+)*", prev):
             return False
