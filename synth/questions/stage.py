@@ -160,8 +160,10 @@ def _gold(kind: str, spec: Spec, answer_doc: str) -> set[tuple[str, str]]:
     question)."""
     docs = {answer_doc, *(s.doc for s in spec.steps if s.relation == "compare")}
     out = {(kind, d) for d in docs if d}
-    if spec.family == "aggregation" and spec.condition is not None:
-        out.add((kind, f"condition:{spec.condition.shown}"))
+    if spec.family == "aggregation":  # a set once per start, a condition once per build
+        out.add((kind, f"start:{spec.start}"))
+        if spec.condition is not None:
+            out.add((kind, f"condition:{spec.condition.shown}"))
     return out
 
 

@@ -149,8 +149,8 @@ class Families:
             self.rng.shuffle(band)
             rest = [c for c in found if c.kind != best]
             return band[0], tuple(band[1:3] + rest[:2])
-        if not self.phrase_allowed(taken):
-            return None
+        if not self.phrase_allowed(taken) or self.book.fact_share() >= 0.2:
+            return None  # a corpus of facts words its clues as facts ("United States" is none)
         forbidden = [n for d in hidden for n in names(self.g.docs[d])]
         phrases = picking_phrases(self.g, doc_id, list(rivals), self.rng, forbidden=forbidden,
                                   min_df=self.min_df)
