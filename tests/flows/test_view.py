@@ -26,6 +26,7 @@ from hopforge.flows.view import pages
 from hopforge.flows.view.catalog import open_catalog
 from hopforge.flows.view.site import resolve
 from hopforge.synth.records import Trajectory
+from markupsafe import escape
 
 from tests.helpers.view_build import ARTIFACTS, make_view_build
 
@@ -73,7 +74,7 @@ def test_question_page_shows_spec_evidence_and_runs(cat) -> None:
     assert q["answer"] in html and f"t/{tid}.html" in html
     steps = q["spec"]["steps"]
     for step in steps:
-        assert cat.titles[step["doc"]] in html
+        assert escape(cat.titles[step["doc"]]) in html  # as the page writes it ("That&#39;s")
     # every evidence sentence shown is the corpus's own text
     quoted = re.findall(r'<p class="evidence"><span class="where">(.*?):</span> “(.*?)”</p>', html)
     assert quoted

@@ -46,7 +46,7 @@ CPU_STAGES = ("ingest", "index", "score", "filter", "export")
 LAYOUTS = ("questions", "trajectories", "scores", "pairs", "filtered", "export")
 
 
-def write_config(tmp_path: Path, corpus: Path, runner: str, part_questions: int = 12) -> Path:
+def write_config(tmp_path: Path, corpus: Path, runner: str, part_questions: int = 5) -> Path:
     """The small build file for `runner` (local, dask or ray) in `tmp_path`."""
     path = tmp_path / f"{runner}.toml"
     path.write_text(RUNNER_BUILD.format(corpus=corpus, runner=runner,
