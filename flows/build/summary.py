@@ -41,6 +41,7 @@ def summary_text(build: BuildDir, rows: Sequence[Mapping[str, Any]]) -> str:
     for stage, status, where, headline in table:
         lines.append(f"  {stage:<{w0}}  {status:<{w1}}  {where:<{w2}}  {headline}")
     lines += ingest_lines(build)
+    lines += question_lines(build)
     exported = export_counts(build)
     if exported:
         lines.append("exported (train / validation records):")
@@ -63,6 +64,16 @@ def ingest_lines(build: BuildDir, first: int = 5) -> list[str]:
     return ["ingest:"] + [f"  {line}" for line in lines] if lines else []
 
 
+def question_lines(build: BuildDir) -> list[str]:
+    """The question families asked for that the corpus gave none of, and why."""
+    try:
+        report = json.loads((build.reports / "questions.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    missing = report.get("families_missing") or []
+    return ["questions: families not made"] + [f"  {line}" for line in missing] if missing else []
+
+
 def export_counts(build: BuildDir) -> dict[str, str]:
     """Records per export kind and split, from BUILD/export/manifest.json."""
     path = build.export / "manifest.json"
@@ -80,9 +91,9 @@ def summary_markdown(build: BuildDir, rows: Sequence[Mapping[str, Any]]) -> str:
              "|---|---|---|---|"]
     for stage, status, where, headline in summary_lines(build, rows):
         lines.append(f"| {stage} | {status} | `{where}` | {headline} |")
-    ingest = ingest_lines(build)
-    if ingest:
-        lines += ["", "```", *ingest, "```"]
+    notes = ingest_lines(build) + question_lines(build)
+    if notes:
+        lines += ["", "```", *notes, "```"]
     exported = export_counts(build)
     if exported:
         lines += ["", "| export | train / validation |", "|---|---|"]

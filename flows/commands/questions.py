@@ -173,6 +173,8 @@ def run_command(args: argparse.Namespace) -> int:
         f"({report['acceptance_rate']:.0%}); rejected: {reasons}",
         file=sys.stdout,
     )
+    for line in report.get("families_missing", []):
+        print(f"not made: {line}", file=sys.stdout)
     if report["run"]["exhausted"]:
         print(f"warning: short of the target: {'; '.join(report['run']['shortfalls'])} "
               f"accepted before the attempts ran out ({config.attempts_per_question} per "

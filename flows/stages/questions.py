@@ -302,6 +302,7 @@ async def _run(
                     "per question) ran out; raise it or widen --kinds, --hops or --min-calls",
                     "; ".join(shortfalls), config.attempts_per_question)
     report = question_report(read_parts(directory))
+    report["families_missing"] = families_missing(config.kinds, read_parts(directory))
     report["run"] = {
         "seconds": round(time.perf_counter() - started, 3),
         "composer": composer,
@@ -313,6 +314,29 @@ async def _run(
     }
     write_json(build.reports / "questions.json", report)
     return report
+
+
+def families_missing(kinds: Iterable[str], rows: Iterable[dict[str, Any]]) -> list[str]:
+    """One line per family asked for that has no accepted question: what it drafted, why those
+    were rejected, and what it needs of a corpus."""
+    from hopforge.synth.questions.families import family
+
+    drafted: Counter[str] = Counter()
+    accepted: Counter[str] = Counter()
+    reasons: dict[str, Counter[str]] = {}
+    for r in rows:
+        drafted[r["kind"]] += 1
+        accepted[r["kind"]] += not r.get("rejected")
+        for reason in split_reasons(r.get("rejected") or ""):
+            reasons.setdefault(r["kind"], Counter())[reason.split("(", 1)[0]] += 1
+    out = []
+    for kind in kinds:
+        if accepted[kind]:
+            continue
+        why = ", ".join(f"{k} {n}" for k, n in reasons.get(kind, Counter()).most_common(3))
+        made = f"{drafted[kind]} drafted, all rejected ({why})" if drafted[kind] else "no draft"
+        out.append(f"{kind}: none made ({made}); it needs {family(kind).needs}")
+    return out
 
 
 def _read_part(directory: Path, index: int) -> list[dict[str, Any]]:

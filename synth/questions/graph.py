@@ -21,6 +21,7 @@ from typing import Any
 
 from hopforge.corpus.matching import first_match, matches
 from hopforge.corpus.names import NameIndex
+from hopforge.corpus.rawdocs import name_key
 from hopforge.corpus.records import Document
 from hopforge.corpus.tools import paginate
 from hopforge.synth.questions.clues import FactBook
@@ -72,6 +73,9 @@ class CorpusGraph:
         self.rivals: dict[str, list[str]] = {}
         self.unclear: set[str] = set()  # documents whose text names something ambiguously
         self.mentions = {d.doc_id: self._find_mentions(d) for d in docs}
+        # a table of contents or a navigation page: its names stay what a reader sees, but a
+        # walk does not start, pass or end there (a reader learns nothing there but names)
+        self.listings = {d.doc_id for d in docs if self.lists_names(d)}
         self.facts = FactBook(docs, self.names, facts)
         self.inbound: dict[str, list[str]] = {d: [] for d in self.order}
         for src, found in self.mentions.items():
@@ -99,6 +103,13 @@ class CorpusGraph:
             if h.doc and not h.common and h.doc not in self.shared and h.doc not in found:
                 found[h.doc] = Mention(doc=h.doc, surface=h.surface, pos=h.start)
         return list(found.values())
+
+    def lists_names(self, doc: Document) -> bool:
+        """Whether half or more of `doc`'s lines (at least three) are other documents' names."""
+        lines = [name_key(ln.strip(" \t*-•·|:")) for ln in doc.text.splitlines()]
+        lines = [ln for ln in lines if ln]
+        named = sum(1 for ln in lines if set(self.names.owners.get(ln, ())) - {doc.doc_id})
+        return named >= 3 and named >= len(lines) / 2
 
     def ambiguous(self, doc_id: str) -> bool:
         """Whether `doc_id`'s text names something a reader cannot resolve to one document."""

@@ -86,7 +86,7 @@ class Reader:
     tried: set[tuple[str, int]] = field(default_factory=set)  # (normalized query, k) searched
     found: dict[str, list[str]] = field(default_factory=dict)  # doc_id -> find results shown
 
-    def say(self, situation: str, **slots: str) -> str:
+    def say(self, situation: str, **slots: Any) -> str:
         """A thought: what was just seen, one thing of the state, then the situation's line."""
         state = list(self.state()) if self.state is not None else []
         if situation in FINAL:  # an answer leaves nothing open
@@ -133,9 +133,21 @@ class Reader:
                 break  # the caller rephrases or goes another way
             self.sent[key] += 1
             again = "retry" if kind == "timeout" else "reread"
-            obs = yield self.say(again, title=self.title(str(call.arguments.get("doc_id", "")))), call
+            obs = yield self.say(again, what=self.named(call)), call
             self._observe(obs)
         return obs
+
+    def named(self, call: ToolCall) -> Note:
+        """The call said again in this voice: its query, its page and title, its pattern."""
+        args = call.arguments
+        title = self.title(str(args.get("doc_id", "")))
+        if call.name == "search":
+            return "c_search", {"query": args.get("query", "")}
+        if call.name == "open":
+            return "c_open", {"title": title, "page": args.get("page", 0)}
+        if call.name == "find":
+            return "c_find", {"title": title, "pattern": args.get("pattern", "")}
+        return "c_call", {"tool": call.name}
 
     # -- moves ---------------------------------------------------------------------------------
 

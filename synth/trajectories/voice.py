@@ -19,8 +19,8 @@ this module, holds every voice's line for each situation and note; `Voice.say` r
     search         the first query for a document ({what}: the first entity or a title)
     rephrase       another query after one that did not show the document
     widen          the last, wider search before giving up
-    retry          the same call again after an error
-    reread         the same call again after a cut or a changed layout
+    retry          the same call again after an error ({what}: the call, as `call_words` says it)
+    reread         the same call again after a cut or a changed layout ({what})
     open           opening a document the results show ({title})
     open_more      reading the next page of a document ({title}, {page})
     open_wrong     checking a candidate that may not be the one ({title})
@@ -53,6 +53,7 @@ SITUATIONS: tuple[str, ...] = (
 NOTES: tuple[str, ...] = (
     "hit", "miss", "page", "page_none", "lines", "no_lines", "timeout", "empty", "cut", "layout",
     "known", "todo", "tally", "left", "value", "back",
+    "c_search", "c_open", "c_find", "c_call",  # a call named again ({query}, {page}, {title} ...)
 )
 # What the state notes hold: facts read ({title}, {via}, {pattern}, {value}) and the open question.
 FACTS: tuple[str, ...] = (

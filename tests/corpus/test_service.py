@@ -190,17 +190,15 @@ def test_a_full_queue_answers_503_with_retry_after(agent_searcher: Searcher) -> 
 
 def test_serve_search_command_serves_and_stops_on_sigterm(tiny_corpus_path: Any,
                                                           tmp_path: Any) -> None:
-    import os
     import signal
     import subprocess
     import sys
 
-    hopforge = [sys.executable, "-m", "hopforge.flows.commands.cli"]
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    from tests.helpers.tiny import HOPFORGE, tiny_cli_index
+
+    hopforge = [sys.executable, *HOPFORGE]
     build = tmp_path / "b"
-    for argv in (["ingest", str(tiny_corpus_path), "--out", str(build)],
-                 ["index", str(build), "--no-dense"]):
-        subprocess.run([*hopforge, *argv], check=True, env=env, capture_output=True, timeout=300)
+    env = tiny_cli_index(tiny_corpus_path, build)
     with subprocess.Popen([*hopforge, "serve-search", str(build), "--port", "0"], env=env,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
         try:

@@ -4,7 +4,6 @@ over the workers and a graceful stop of them all on SIGTERM."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -16,6 +15,8 @@ import httpx
 from hopforge.corpus.layout import BuildDir
 from hopforge.corpus.remote import RemoteSearcher
 from hopforge.corpus.search import Searcher
+
+from tests.helpers.tiny import HOPFORGE, tiny_cli_index
 
 QUERIES = ["volcano in the north", "who founded the harbour town", "river", "Mount Fendle"]
 
@@ -38,12 +39,9 @@ def _workers_of(pid: int) -> list[int]:
 
 def test_workers_share_the_port_and_answer_as_in_process(tiny_corpus_path: Path,
                                                          tmp_path: Path) -> None:
-    hopforge = [sys.executable, "-m", "hopforge.flows.commands.cli"]
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    hopforge = [sys.executable, *HOPFORGE]
     build = tmp_path / "b"
-    for argv in (["ingest", str(tiny_corpus_path), "--out", str(build)],
-                 ["index", str(build), "--no-dense"]):
-        subprocess.run([*hopforge, *argv], check=True, env=env, capture_output=True, timeout=300)
+    env = tiny_cli_index(tiny_corpus_path, build)
     in_process = Searcher.load(BuildDir.at(build))
     with subprocess.Popen([*hopforge, "serve-search", str(build), "--port", "0", "--workers",
                            "2"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

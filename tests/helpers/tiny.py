@@ -13,3 +13,20 @@ def load_tiny(path: Path = TINY_CORPUS) -> list[Document]:
     rows = [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
     return [Document(doc_id=r["id"], title=r["title"], text=r["text"], source="tiny",
                      links=tuple(r.get("links", ()))) for r in rows]
+
+
+HOPFORGE = ["-m", "hopforge.flows.commands.cli"]  # the CLI, run by the test's interpreter
+
+
+def tiny_cli_index(corpus: Path, build: Path) -> dict[str, str]:
+    """Ingest `corpus` into `build` and index it BM25-only through the CLI, as a user does;
+    returns the environment the commands ran with (offline)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    for argv in (["ingest", str(corpus), "--out", str(build)], ["index", str(build), "--no-dense"]):
+        subprocess.run([sys.executable, *HOPFORGE, *argv], check=True, env=env,
+                       capture_output=True, timeout=300)
+    return env

@@ -551,3 +551,22 @@ def test_cli_ladder_argument() -> None:
     for bad in ("50-150", "50-150:0", "x:2", "150-50:1"):
         with pytest.raises(argparse.ArgumentTypeError):
             ladder_list(bad)
+
+
+def test_cli_says_which_families_the_corpus_cannot_make(tmp_path: Path, docs: list[Document],
+                                                        capsys: Any) -> None:
+    """The built-in dictionary states no dated events: comparisons cannot be made, and the
+    command and the build summary say so with what the family needs."""
+    from hopforge.corpus.layout import BuildDir
+    from hopforge.flows.build.summary import question_lines
+    from hopforge.flows.commands.cli import main
+
+    build = make_build(tmp_path / "b", docs)
+    assert main(["questions", str(build.root), "-n", "2", "--kinds", "comparison,aggregation",
+                 "--seed", "3", "--no-round-trip"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"not made: comparison: none made \(no draft\); it needs two documents", out)
+    assert "not made: aggregation" not in out
+    lines = question_lines(BuildDir.at(build.root))
+    assert lines[0] == "questions: families not made"
+    assert lines[1].strip().startswith("comparison: none made")

@@ -24,6 +24,8 @@ from hopforge.synth.records import NOT_FOUND, Clue, Spec, Step
 
 class Aggregation(Family):
     name = "aggregation"
+    needs = ("a document that names at least min_items others, and a condition some of them "
+             "meet that one search does not single out")
 
     def sample(self, s: Families, seed: int, *, empty: bool = False) -> Draft | None:
         start = self.start(s)
@@ -32,7 +34,8 @@ class Aggregation(Family):
         scopes = [(scope, *item_set(s.g, start, scope)) for scope in ("links", "links2")]
         fitting = [t for t in scopes if s.min_items <= len(t[2]) <= s.max_items
                    and s.fits(2 * len(t[2]) + 2, slack=True)
-                   and not any(s.g.ambiguous(p) for p in set(t[1].values()))]
+                   and not any(s.g.ambiguous(p) or p in s.g.listings
+                               for p in set(t[1].values()))]
         if not fitting:
             return None
         weights = [1.0 if t[0] == "links" else 0.6 for t in fitting]
@@ -100,6 +103,8 @@ class Aggregation(Family):
             if c.kind == "entity" and c.target in items:
                 continue  # the named entry is an item: its own text holds its name
             if fits_op(op, len(matching), n, empty):
+                if op in ("count", "list") and not empty and not blurred(s, c, len(matching)):
+                    continue  # one search for the condition would list the matching items
                 if empty and not any(c.key in s.book.dates.get(i, {})
                                      or c.key in s.book.numbers.get(i, {}) for i in items
                                      ) and c.kind in ("date", "number"):
@@ -109,7 +114,7 @@ class Aggregation(Family):
             return None  # a corpus of facts asks about facts, not a word some items contain
         pattern, matching = word_condition(s.g, items, s.rng, op=op, empty=empty,
                                      forbidden=names(s.g.docs[start]))
-        if pattern is None:
+        if pattern is None or (not empty and s.g.doc_freq(pattern) < len(matching) + BLUR):
             return None
         return Clue(kind="phrase", value=pattern, key=pattern,
                     shown=f"whose text contains the words “{pattern}”"), matching
@@ -149,6 +154,23 @@ class Aggregation(Family):
             return f"Which of {scope} are {nouns} {cond}? List their titles."
         which = "latest" if spec.operation == "max" else "earliest"
         return f"Of {scope}, whose subject {cond} {which}?"
+
+
+BLUR = 5  # a count or list condition is met by at least this many documents besides the items
+
+
+def blurred(s: Families, c: Clue, matching: int) -> bool:
+    """Whether documents outside the items meet condition `c` too (BLUR of them at least), so
+    that one search for the condition does not list the matching items."""
+    if c.kind == "entity":
+        holders = len(s.g.inbound.get(c.target, ()))
+    elif c.kind == "phrase":
+        holders = s.g.doc_freq(c.value)
+    else:
+        holders = sum(s.book.holds(c, d) for d in (
+            s.book.dates if c.kind == "date" else s.book.numbers if c.kind == "number"
+            else s.book.categories))
+    return holders >= matching + BLUR
 
 
 def aggregation_calls(g: CorpusGraph, spec: Spec) -> int:

@@ -69,9 +69,11 @@ class Family:
 
     A family is one module of this package and one line in `families.FAMILIES`: `name` is the
     question kind it makes (`Question.kind`), `sample` draws a draft (None when this draw
-    failed), `render` is the scripted composer's wording of its specs."""
+    failed), `render` is the scripted composer's wording of its specs; `needs` says what of a
+    corpus it samples from, for the summary of a build that could make none."""
 
     name = ""
+    needs = ""
 
     def sample(self, s: Families, seed: int) -> Draft | None:
         raise NotImplementedError
@@ -100,7 +102,7 @@ class Families:
         self.max_gap = max_gap  # the most calls a plan may spend between two gold documents
         self.clue_kinds: Counter[str] = Counter()
         self.drafts = self.phrase_drafts = 0  # drafts made, and those with a phrase clue
-        usable = [d for d in graph.order if d not in graph.shared
+        usable = [d for d in graph.order if d not in graph.shared and d not in graph.listings
                   and "(disambiguation)" not in graph.title(d).lower()]
         self.usable = set(usable)
         self.inbound: dict[str, list[str]] = {d: [] for d in graph.order}

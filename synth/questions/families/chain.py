@@ -16,6 +16,8 @@ from hopforge.synth.records import Spec
 
 class Chain(Family):
     name = "chain"
+    needs = ("a walk of documents that name the next one, each step with a clue (a fact or a "
+             "phrase) only that document meets")
 
     def sample(self, s: Families, seed: int) -> Draft | None:
         depth = s.rng.randint(s.min_hops, s.max_hops)

@@ -22,6 +22,8 @@ COMPARABLE = frozenset(["born", "died", "founded", "established", "released", "p
 
 class Comparison(Family):
     name = "comparison"
+    needs = ("two documents that each state the year of the same kind of event (born, founded, "
+             "released ...)")
 
     def dated_pool(self, s: Families) -> dict[str, list[str]]:
         """relation key -> documents that state one year for it and that a page names."""

@@ -16,6 +16,7 @@ from hopforge.synth.records import NOT_FOUND, Clue, Spec, Step
 
 class Unanswerable(Family):
     name = "unanswerable"
+    needs = "a set question (as aggregation) whose condition no item meets"
 
     def sample(self, s: Families, seed: int) -> Draft | None:
         if s.rng.random() < 0.5:
