@@ -144,7 +144,7 @@ class NameIndex:
         found: list[tuple[int, int, int, str]] = []
         for end, key in self._auto.iter(low):
             start = end - len(key) + 1
-            if start > 0 and key[0].isalnum() and _word_at(low, start - 1):
+            if start > 0 and (key[0].isalnum() or key[0] == "_") and _word_at(low, start - 1):
                 continue
             if not any_case and key in self.capitalized and not text[where(start)].isupper():
                 continue
@@ -230,7 +230,8 @@ def _inside_longer(text: str, start: int, end: int, *, possessive: bool = False)
     if i < 0 or i == start - 1 or not text[i].isalpha():
         return False  # nothing, or punctuation, right before it
     j = i
-    while j > 0 and (text[j - 1].isalpha() or text[j - 1] in "'’"):
+    while j > 0 and (text[j - 1].isalpha() or (  # an apostrophe inside the word, not a quote
+            text[j - 1] in "'’" and j > 1 and text[j - 2].isalpha())):
         j -= 1
     if not text[j].isupper() or (j > 0 and text[j - 1].isalnum()):
         return False  # a word of letters with a capital ("V6 Unix" is not a longer name)

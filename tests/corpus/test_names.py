@@ -57,6 +57,19 @@ def test_names_inside_longer_names_and_everyday_words_are_not_mentions() -> None
     assert "include" in index.common  # a lower-case word in 12 of 18 texts
 
 
+def test_names_in_code_and_quoted_names() -> None:
+    """Documentation text: a name with a leading underscore is a whole word too ("_thread" is
+    not inside Py_END_ALLOW_THREADS), and a quote before a longer capitalized name is no
+    sentence opener ('Switching Protocols' names no "Protocols")."""
+    docs = [_doc("th", "_thread — Low-level threading API", aliases=("_thread",)),
+            _doc("pr", "Protocols")]
+    index = NameIndex(docs, min_common_docs=100)
+    assert index.mentioned("Py_BEGIN_ALLOW_THREADS and Py_END_ALLOW_THREADS macros") == []
+    assert index.mentioned("See _thread for the low-level API.") == ["th"]
+    assert index.mentioned("101: ('Switching Protocols', 'Switching to new protocol')") == []
+    assert index.mentioned("Protocols are classes. The Protocols of asyncio.") == ["pr"]
+
+
 def test_common_names_are_marked() -> None:
     docs = [_doc(f"d{i}", f"Doc {i}", "It holds data and a Rose. The princess left.")
             for i in range(30)]
