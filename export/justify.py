@@ -13,12 +13,16 @@ for the export report (it must be 0).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 from hopforge.synth.annotate import shown_titles
+from hopforge.synth.prompts import AGENT_ELIDED_RESULT
 from hopforge.synth.records import ToolCall
 from hopforge.synth.trajectories.fairness import Visible, call_words
+
+_ELIDED = re.compile(re.escape(AGENT_ELIDED_RESULT.split("{", 1)[0]) + r"\d+ elided")
 
 
 def message_call(message: dict[str, Any]) -> ToolCall | None:
@@ -62,16 +66,25 @@ class _RowView:
 
 
 def _trained(messages: Sequence[dict[str, Any]]) -> Iterator[tuple[int, str]]:
-    """(message index, problem) of every weighted assistant call the row does not justify."""
+    """(message index, problem) of every weighted assistant call the row does not justify,
+    and of every weighted turn that answers a result the row shows only as an elided pointer
+    (its thought would state what the row does not show)."""
     view = _RowView()
+    elided = False  # the last result before this turn is a pointer
     for i, m in enumerate(messages):
         if m["role"] == "assistant" and m.get("weight", 1):
             call = message_call(m)
             problem = view.problem(call) if call is not None else ""
+            if not problem and elided:
+                problem = "follows a result the row shows only as elided"
             if problem:
                 yield i, problem
-        if m["role"] != "assistant":
-            view.see(m.get("content") or "")
+        if m["role"] == "assistant":
+            elided = False
+        else:
+            content = m.get("content") or ""
+            elided = m["role"] != "system" and _ELIDED.search(content[:60]) is not None
+            view.see(content)
 
 
 def hide_unjustified(messages: list[dict[str, Any]]) -> None:

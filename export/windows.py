@@ -317,10 +317,14 @@ def _split(traj: Trajectory, question: str, cp: Checkpoint | None, carried: list
                       trained=tuple(s.turn for s in trained),
                       checkpoint=cp.turn if cp is not None else -1, tokens=tokens)
 
-    msgs = _render(traj, question, cp, [*carried, *own], settings, forced=forced)
-    tokens = count(msgs, tools)
-    if tokens <= limit:
-        return [window(carried, own, msgs, tokens)]
+    # a window trains at most `keep_results` turns: the ones whose results its prompt still
+    # shows verbatim (an earlier turn would be trained on a result the row has elided)
+    most = max(1, settings.keep_results)
+    if len(own) <= most:
+        msgs = _render(traj, question, cp, [*carried, *own], settings, forced=forced)
+        tokens = count(msgs, tools)
+        if tokens <= limit:
+            return [window(carried, own, msgs, tokens)]
     out: list[Window] = []
     start, context = 0, list(carried)
     feed: _Feed | None = None
@@ -330,7 +334,7 @@ def _split(traj: Trajectory, question: str, cp: Checkpoint | None, carried: list
             for s in context:
                 feed.feed(s)
         best: tuple[list[dict[str, Any]], int, int] | None = None
-        for end in range(start + 1, len(own) + 1):
+        for end in range(start + 1, min(len(own), start + most) + 1):
             if end > start + 1:
                 feed.feed(own[end - 2])
             msgs = feed.prompt(own[end - 1], forced=forced and end == len(own))

@@ -40,7 +40,7 @@ MONTHS = ("january", "february", "march", "april", "may", "june", "july", "augus
 _MONTH = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
 _YEAR = r"(?:1[5-9]\d\d|20[0-4]\d)"
 DATE = re.compile(
-    rf"(?<![\w.,-])(?:(?:\d{{1,2}} )?{_MONTH} (?:\d{{1,2}}, )?{_YEAR}|{_YEAR})(?![\w,]|\.\d)")
+    rf"(?<![\w.,-])(?:(?:\d{{1,2}} )?{_MONTH} (?:\d{{1,2}}, )?{_YEAR}|{_YEAR})(?!\w|[,.]\d)")
 NUMBER = re.compile(r"(?<![\w.,$£€-])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?![\w,]|\.\d)"
                     r"(?:(%)|\s([a-z]{3,12})\b)?")
 _AFTER_MONTH = re.compile(rf"{_MONTH}\s*$")
@@ -172,6 +172,35 @@ def own_event(sentence: str, pos: int, title: str = "", lead: str = "") -> str:
     return keys[0]
 
 
+LIFE_KEYS = ("born", "died")  # what the span in parentheses after a name dates
+_LIFE = re.compile(r"\(([^()]{4,120})\)")  # matched at the first "(" only
+_DASH = re.compile(r"\s*[–—]\s*|\s+-\s+|(?<=\d)-(?=\d)|\s+to\s+")
+_VAGUE = re.compile(r"\b(?:c\.|ca\.|circa|fl\.|floruit|before|after|or)\s|\?")
+
+
+def life_dates(lead: str, title: str) -> list[tuple[str, re.Match[str]]]:
+    """("born", date) and ("died", date) from the span in parentheses right after the
+    subject's name that opens the document's first sentence, as encyclopedias write a life:
+    "Jonathan Demme (February 22, 1944 – April 26, 2017) was ..."; the two sides of a dash, each
+    an exact date (no "c.", "fl." or "?"). A "(born 1960)" is an ordinary date fact."""
+    m = _LIFE.match(lead, lead.find("("))  # the sentence's first parenthesis, not nested
+    if "(" not in lead or m is None or not about_subject(lead, title, lead):
+        return []
+    before = _REL_WORD.findall(lead[:m.start()])
+    if not before or len(before) > 12 or re.search(r"[.!?;:]\s", lead[:m.start()]):
+        return []
+    out: list[tuple[str, re.Match[str]]] = []
+    for part in m.group(1).split(";"):
+        sides = _DASH.split(part, maxsplit=1)
+        if len(sides) == 2:
+            for key, side in zip(LIFE_KEYS, sides, strict=True):
+                date = DATE.search(side)
+                if date and not _VAGUE.search(side) and not re.search(r"\b(?:born|died)\b", side):
+                    out.append((key, date))
+            break
+    return out
+
+
 def year_of(value: str) -> int:
     """The year a date fact states."""
     return int(re.findall(_YEAR, value)[-1])
@@ -193,6 +222,8 @@ def extract(doc: Document, names: NameIndex) -> list[Fact]:
             out.append(fact)
 
     lead = _FIRST.split(doc.text.lstrip(), maxsplit=1)[0]  # the first sentence
+    for key, date in life_dates(lead, doc.title):
+        add(Fact(doc=doc.doc_id, kind="date", relation=key, value=date.group(0), evidence=lead))
     for start, sent in sentences(doc.text):
         for hit in names.find(sent, exclude=doc.doc_id):
             if hit.doc and not hit.common:

@@ -20,6 +20,7 @@ from typing import Any
 from hopforge.corpus.matching import matches
 from hopforge.corpus.names import index_for
 from hopforge.corpus.records import Document
+from hopforge.synth.questions.facts import LIFE_KEYS
 from hopforge.synth.records import NOT_FOUND, Clue, Question, Spec, Step, ToolCall
 from hopforge.synth.trajectories.reading import Move, Reader, keywords
 from hopforge.synth.trajectories.voice import Note, Voice
@@ -206,6 +207,10 @@ class Plans:
             if self.shows(clue, phrase, text):
                 return want
         has, lines = yield from self.r.contains(cand, pattern)
+        if not has and clue is not None and clue.kind == "date" and clue.key in LIFE_KEYS:
+            # a life's dates stand in parentheses after the name, without the word: the lead
+            text = yield from self.r.read_until(cand, lambda t: True)
+            return want and self.shows(clue, phrase, text)
         if not want:
             return False
         if has and not self.shows(clue, phrase, lines):

@@ -38,9 +38,16 @@ _STOP = frozenset(
 )
 
 
+# how questions are put, not what they ask about: a query of these finds nothing
+_ASKING = frozenset(
+    ["take", "start", "article", "articles", "entry", "entries", "page", "pages", "document", "documents", "mentions", "mentioned", "mention", "text", "subject", "contains", "contain", "words", "word", "list", "titles", "title", "count", "many", "leaving", "out", "itself", "last", "next", "which", "what", "whose", "name", "names", "there", "those", "both", "two", "each", "other", "others", "one", "ones", "give", "tell", "find", "state", "states", "stated"]
+)
+
+
 def keywords(text: str, n: int, exclude: str = "") -> list[str]:
-    """Up to `n` content words of `text` in order, none of them in `exclude`."""
-    skip = {w.lower() for w in _WORD.findall(exclude)}
+    """Up to `n` content words of `text` in order, none of them in `exclude`, and none of the
+    words every question is put in ("article", "mentions", "text")."""
+    skip = {w.lower() for w in _WORD.findall(exclude)} | _ASKING
     out: list[str] = []
     for w in _WORD.findall(text):
         if w.lower() not in _STOP and w.lower() not in skip and len(w) > 2 and w not in out:

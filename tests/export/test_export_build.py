@@ -91,9 +91,17 @@ def test_counts_follow_filters_and_questions(exported: Path) -> None:
     export = exported / "export"
     sft = [r for rows in _records(export, "sft/hf").values() for r in rows]
     rl = [r for rows in _records(export, "rl/verl").values() for r in rows]
-    assert len(sft) == 24  # 26 trajectories of 13 accepted questions, 2 dropped by the filters
+    # 26 trajectories of 13 accepted questions, 2 dropped by the filters; a trajectory's turns
+    # are trained five at a time (the results its window's prompt shows verbatim)
+    assert len({r["metadata"]["tid"] for r in sft}) == 24 and len(sft) > 24
     assert len(rl) == 13  # the rejected question is not exported
-    assert len({r["metadata"]["tid"] for r in sft}) == 24
+    for r in sft:
+        before = ""
+        for m in r["messages"]:
+            if m["role"] == "assistant":
+                assert not (m.get("weight") and before.startswith("[result of turn")), r["metadata"]
+            else:
+                before = m.get("content") or ""
     sharegpt = [r for rows in _records(export, "sharegpt").values() for r in rows]
     trl = [r for rows in _records(export, "sft/trl").values() for r in rows]
     assert {r["metadata"]["tid"] for r in sharegpt} == {r["metadata"]["tid"] for r in sft}
@@ -284,12 +292,15 @@ def test_trajectories_of_the_agent_export_cleanly(
         r for s in result.shards if s.kind == "sft/hf" for r in read_shard(build.export / s.path)
     ]
     kept = [d for d in read_parts(build.filtered) if d["kept"]]
-    assert len(rows) == len(kept) > 0
+    last: dict[str, list] = {}  # a trajectory's windows in order: its last one answers
     for row in rows:
         tools = [t["function"]["name"] for t in row["tools"]]
         calls = [m["tool_calls"][0]["function"] for m in row["messages"] if m.get("tool_calls")]
-        assert calls[-1]["name"] == "answer" and {c["name"] for c in calls} <= set(tools)
+        assert {c["name"] for c in calls} <= set(tools)
         assert row["metadata"]["rewards"]["combined"] is not None
+        last[row["metadata"]["tid"]] = calls
+    assert set(last) == {d["tid"] for d in kept} and kept
+    assert all(calls[-1]["name"] == "answer" for calls in last.values())
     verl = [
         r for s in result.shards if s.kind == "rl/verl" for r in read_shard(build.export / s.path)
     ]

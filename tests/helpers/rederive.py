@@ -38,7 +38,7 @@ _WORDS = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]", re.UNICODE)  # "sample_var" is
 _MONTH = ("(?:January|February|March|April|May|June|July|August|September|October|November|"
           "December)")
 _DATE = re.compile(rf"(?<![\w.,-])(?:(?:\d{{1,2}} )?{_MONTH} (?:\d{{1,2}}, )?(?:1[5-9]\d\d|20[0-4]\d)"
-                   r"|1[5-9]\d\d|20[0-4]\d)(?![\w,]|\.\d)")
+                   r"|1[5-9]\d\d|20[0-4]\d)(?!\w|[,.]\d)")
 _PUNCT = re.compile(r"[.;:!?()\[\]{}\"“”,—–]")
 
 
@@ -178,6 +178,9 @@ class Reader:
         def inside(x: float) -> bool:
             return (low is None or x >= low) and (high is None or x <= high)
 
+        life = _life(text, self.docs[doc_id]["title"]) if kind == "date" else {}
+        if key in life and inside(life[key]):
+            return True  # "Name (22 February 1944 – 26 April 2017) was ..."
         if kind == "date":  # a date whose four words before it (no punctuation) hold `key`
             for m in _DATE.finditer(text):
                 year = int(re.findall(r"1[5-9]\d\d|20[0-4]\d", m.group(0))[-1])
@@ -212,6 +215,38 @@ _WORK = ("directed", "produced", "written", "recorded", "released", "published",
          "designed", "built", "constructed", "completed", "launched", "introduced", "created",
          "issued", "broadcast", "founded", "established", "formed", "discovered", "invented",
          "patented", "acquired", "commissioned", "adopted")
+
+
+def _life(text: str, title: str) -> dict[str, int]:
+    """{"born": year, "died": year} from the first parenthesis of the first sentence, when it
+    follows the subject's name (twelve words at most, no sentence mark) and holds two sides of
+    a dash, each an exact date (no "c.", "ca.", "circa", "fl.", "floruit", "before", "after",
+    "or", "?", and no "born"/"died" written)."""
+    body = text.lstrip()
+    first = re.split(r"[.!?](?=\s|$)|\n", body, maxsplit=1)[0]
+    i = first.find("(")
+    j = first.find(")", i + 1)
+    if i < 0 or j < 0 or "(" in first[i + 1:j] or not 4 <= j - i - 1 <= 120:
+        return {}
+    names = re.findall(r"[A-Za-z][A-Za-z'-]*", first[:i])
+    if not names or len(names) > 12 or re.search(r"[.!?;:]\s", first[:i]):
+        return {}
+    if not _about(body, 0, title):
+        return {}
+    for part in first[i + 1:j].split(";"):
+        cut = re.search(r"\s*[–—]\s*|\s+-\s+|(?<=\d)-(?=\d)|\s+to\s+", part)
+        if cut is None:
+            continue
+        out = {}
+        for key, side in (("born", part[:cut.start()]), ("died", part[cut.end():])):
+            vague = "?" in side or re.search(r"\bborn\b|\bdied\b", side) or any(
+                re.search(rf"\b{re.escape(w)}\s", side) for w in (
+                    "c.", "ca.", "circa", "fl.", "floruit", "before", "after", "or"))
+            date = _DATE.search(side)
+            if date and not vague:
+                out[key] = int(re.findall(r"1[5-9]\d\d|20[0-4]\d", date.group(0))[-1])
+        return out
+    return {}
 
 
 def _own(text: str, at: int, key: str, title: str = "") -> bool:

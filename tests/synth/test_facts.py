@@ -90,6 +90,31 @@ def test_a_date_counts_only_in_a_sentence_about_the_document() -> None:
     assert not about_subject("In 1995 it was released.", "Heat (1995 film)", lead)
 
 
+@pytest.mark.parametrize(("lead", "born", "died"), [
+    ("Jonathan Demme (February 22, 1944 – April 26, 2017) was an American director.", 1944, 2017),
+    ("Jonathan Demme (Jonathan Karl Demme; 24 August 1973, Berlin – 25 June 2019, Berlin) "
+     "was a singer.", 1973, 2019),
+    ("Jonathan Demme (1868-1937) was a director.", 1868, 1937),
+    ("Jonathan Demme (circa 1550 – 1601) was a painter.", None, 1601),  # a circa birth: no date
+    ("Jonathan Demme (fl. 1550) was a painter.", None, None),
+    ("Jonathan Demme (born 1950) is a director.", 1950, None),  # an ordinary date fact
+    ("Mary Smith (1944 – 2017) was his aunt.", None, None),  # someone else's life
+])
+def test_a_life_in_parentheses_dates_birth_and_death(lead: str, born: Any, died: Any) -> None:
+    """Encyclopedias date a life in parentheses after the name, without the words; the stage
+    and the independent reader (tests/helpers/rederive) read the same years."""
+    from tests.helpers.rederive import Reader
+
+    docs = [Document(doc_id="d", title="Jonathan Demme", text=lead + " He made films.", source="t")]
+    book = FactBook(docs, NameIndex(docs))
+    reader = Reader(d.to_row() for d in docs)
+    for key, year in (("born", born), ("died", died)):
+        assert book.dates.get("d", {}).get(key, [None])[:1] == [year]
+        for y in (1550, 1601, 1868, 1937, 1944, 1950, 1973, 2017, 2019):
+            clue = {"kind": "date", "key": key, "low": y, "high": y}
+            assert reader.holds(clue, "d") == (y == year), (key, y)
+
+
 @pytest.mark.parametrize(("relation", "key", "said"), [
     ("He died in", "died", "died"), ("and died in", "died", "died"),
     ("was founded in", "founded", "was founded"), ("film directed in", "directed", "was directed"),
