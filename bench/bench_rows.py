@@ -10,6 +10,8 @@ is checked against its own row only:
   corpus's title, read from BUILD/corpus), a `find` pattern word not written earlier;
 - `thought_disagrees`: a trained call whose thought does not name it (the search query, the
   title or doc_id opened, the pattern found);
+- `after_elided`: a trained turn right after a result the row shows only as an elided pointer
+  (its thought reports what the row does not show);
 - `wrong_answers`: a trained final answer that is not the gold answer (lists as sets), or
   "not found" on an answerable question;
 - `over_max`: rows longer than the build's `[export] max_seq_tokens` by Qwen2.5's tokenizer
@@ -84,7 +86,11 @@ def _trained(layout: str, row: dict[str, Any]
             continue
         before = "\n".join(str(x.get("content") or "") + " " + json.dumps(x.get("tool_calls") or "")
                            for x in messages[:i])
-        yield before, _calls(m), str(m.get("content") or "")
+        # the result this turn answers, as the row shows it: a pointer means it is elided
+        last = next((str(x.get("content") or "") for x in reversed(messages[:i])
+                     if x["role"] != "assistant"), "")
+        elided = "[result of turn " in last[:60] and " elided" in last[:80]
+        yield before + ("\n\x00elided" if elided else ""), _calls(m), str(m.get("content") or "")
 
 
 def check_build(build: Path) -> dict[str, Any]:
@@ -101,7 +107,7 @@ def check_build(build: Path) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for layout in _LAYOUTS:
         counts = {"rows": 0, "trained_calls": 0, "unjustified": 0, "thought_disagrees": 0,
-                  "wrong_answers": 0, "trained_answers": 0}
+                  "after_elided": 0, "wrong_answers": 0, "trained_answers": 0}
         examples: list[str] = []
         for part in sorted((build / "export" / layout / "train").glob("*.jsonl")):
             for line in part.read_text(encoding="utf-8").splitlines():
@@ -109,6 +115,7 @@ def check_build(build: Path) -> dict[str, Any]:
                 counts["rows"] += 1
                 qid = row.get("metadata", {}).get("qid", "")
                 for before, calls, thought in _trained(layout, row):
+                    counts["after_elided"] += before.endswith("\x00elided")
                     context = before.lower()
                     for name, args in calls:
                         counts["trained_calls"] += 1
