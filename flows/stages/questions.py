@@ -301,8 +301,9 @@ async def _run(
         log.warning("questions short of the target: %s; the attempts (attempts_per_question=%d "
                     "per question) ran out; raise it or widen --kinds, --hops or --min-calls",
                     "; ".join(shortfalls), config.attempts_per_question)
-    report = question_report(read_parts(directory))
-    report["families_missing"] = families_missing(config.kinds, read_parts(directory))
+    rows = list(read_parts(directory))
+    report = question_report(rows)
+    report["families_missing"] = families_missing(config.kinds, rows)
     report["run"] = {
         "seconds": round(time.perf_counter() - started, 3),
         "composer": composer,

@@ -20,6 +20,10 @@ def longest_gap(g: CorpusGraph, spec: Spec) -> int:
     gaps = [2 * names_before(g, s.via, s.doc) + 2 for s in spec.steps
             if s.relation in ("link", "compare") and s.doc and s.via]
     gaps += [2 * len(g.rivals[s.via]) for s in spec.steps if s.relation == "link" and not s.doc]
+    if spec.family == "aggregation":  # every page of the start (and of the first ring) is read,
+        # and only a document's first page is new
+        read = [spec.start, *(g.facts.mentioned(spec.start) if spec.scope == "links2" else ())]
+        gaps += [g.pages(d) + 1 for d in read]
     return max(gaps, default=0)
 
 
