@@ -457,6 +457,8 @@ class Plans:
             yield from self.answer("give_up", GIVE_UP)
             return
         book.total = len(items)
+        # the queue as read off the pages: every name to check, so a count has its source
+        self.r.note("listed", n=str(len(items)), names=", ".join(n for _, n, _ in items))
         cond = spec.condition
         book.open = ("o_items", {"n": str(len(items)),
                                  "pattern": self.criterion(cond, spec.pattern)})
