@@ -329,8 +329,9 @@ def test_model_composer_renders_specs_and_is_checked(
         if calls["compose"] % 3 == 2:
             return Reply.text('{"question": ')
         first = re.search(r"“[^”]+”", plain)  # a name dropped wherever the task quotes it
-        return Reply.json({"question": plain.replace(first.group(0), "“something”")
-                           if first else plain})
+        dropped = plain.replace(first.group(0), "“something”") if first else plain
+        reader.readings[dropped] = _task_reading(user)  # it reads its own question as the task
+        return Reply.json({"question": dropped})
 
     openai_server.set_handler(handler)
     made = run_model(docs, searcher, graph, openai_server, n=1, attempts_per_question=24,
