@@ -114,10 +114,13 @@ class Aggregation(Family):
             return None  # a corpus of facts asks about facts, not a word some items contain
         pattern, matching = word_condition(s.g, items, s.rng, op=op, empty=empty,
                                      forbidden=names(s.g.docs[start]))
-        if pattern is None or (not empty and s.g.doc_freq(pattern) < len(matching) + BLUR):
+        if pattern is None:
             return None
-        return Clue(kind="phrase", value=pattern, key=pattern,
-                    shown=f"whose text contains the words “{pattern}”"), matching
+        word = Clue(kind="phrase", value=pattern, key=pattern,
+                    shown=f"whose text contains the words “{pattern}”")
+        if not empty and not blurred(s, word, len(matching)):
+            return None
+        return word, matching
 
     def start(self, s: Families) -> str | None:
         if "aggregation_starts" not in s.memo:
