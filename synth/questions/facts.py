@@ -158,11 +158,11 @@ def own_event(sentence: str, pos: int, title: str = "", lead: str = "") -> str:
     if any(w.lower() in _RELATIVE for w in words):
         return ""
     at = max(i for i, w in enumerate(words) if w.lower() == keys[0])
-    lead = 0  # the capitalized words that open the sentence: its subject's name
+    named = 0  # the capitalized words that open the sentence: its subject's name
     if not _REL_WORD.search(head[:cut]):  # the clause opens the sentence
-        while lead < at and words[lead][:1].isupper():
-            lead += 1
-    if any(w[:1].isupper() for w in words[lead:at]):
+        while named < at and words[named][:1].isupper():
+            named += 1
+    if any(w[:1].isupper() for w in words[named:at]):
         return ""
     if marks and marks[-1].group(0) in ",—–" and words[0].lower() == keys[0]:
         before = _REL_WORD.findall(head[:marks[-1].start()])

@@ -92,8 +92,8 @@ def test_a_date_counts_only_in_a_sentence_about_the_document() -> None:
 
 @pytest.mark.parametrize(("lead", "born", "died"), [
     ("Jonathan Demme (February 22, 1944 – April 26, 2017) was an American director.", 1944, 2017),
-    ("Jonathan Demme (Jonathan Karl Demme; 24 August 1973, Berlin – 25 June 2019, Berlin) "
-     "was a singer.", 1973, 2019),
+    (("Jonathan Demme (Jonathan Karl Demme; 24 August 1973, Berlin – 25 June 2019, Berlin) "
+      "was a singer."), 1973, 2019),
     ("Jonathan Demme (1868-1937) was a director.", 1868, 1937),
     ("Jonathan Demme (circa 1550 – 1601) was a painter.", None, 1601),  # a circa birth: no date
     ("Jonathan Demme (fl. 1550) was a painter.", None, None),
