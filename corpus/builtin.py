@@ -17,6 +17,7 @@ from pathlib import Path
 
 from hopforge.corpus.records import Document
 
+BUILTIN_PREFIX = "builtin:"  # a source that names a corpus shipped with hopforge
 BUILTIN_SOURCE = "jargon"
 BUILTINS: dict[str, tuple[str, str, str]] = {  # name -> (documents, notice, licence)
     "jargon": ("jargon.jsonl.gz", "JARGON-LICENSE.txt",

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from collections.abc import Callable, Iterable, Sequence
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hopforge.corpus.builtin import BUILTIN_PREFIX
 from hopforge.corpus.dictd import dictd_files
 from hopforge.corpus.folder import SUFFIXES as TEXT_SUFFIXES
 from hopforge.corpus.jsonl_docs import TEXT_FIELDS
@@ -259,3 +261,18 @@ def ingest_paths(
         "site": problems.site_summary(),
     }
     return IngestResult(documents=docs, stats=stats, problems=list(problems.messages))
+
+
+def source_fingerprint(sources: Sequence[str]) -> str:
+    """Sizes and modification times of the source files (a changed source reruns the build)."""
+    h = hashlib.sha256()
+    for source in sources:
+        h.update(source.encode() + b"\0")
+        path = Path(source)
+        if source.startswith(BUILTIN_PREFIX):
+            continue
+        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+        for p in files:
+            st = p.stat()
+            h.update(f"{p}:{st.st_size}:{st.st_mtime_ns}\0".encode())
+    return h.hexdigest()[:16]

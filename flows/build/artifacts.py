@@ -15,7 +15,7 @@ from typing import Any
 from uuid import UUID
 
 from hopforge.corpus.layout import BuildDir
-from hopforge.flows.build.registry import stage_spec
+from hopforge.flows.build.registry import find_stage
 
 REASON_WORDS = ("reason", "reject", "drop", "termination", "fault", "problem", "skip", "merged")
 MAX_ROWS = 200
@@ -34,7 +34,7 @@ def stage_reports(build: BuildDir, stage: str) -> dict[str, Any]:
     if stage == "export":
         paths.append(build.export / "manifest.json")
     for path in paths:
-        if path.stem.startswith(stage_spec(stage).reports) or path.parent == build.export:
+        if path.stem.startswith(find_stage(stage).reports) or path.parent == build.export:
             try:
                 out[path.name] = json.loads(path.read_text(encoding="utf-8"))
             except (OSError, json.JSONDecodeError):

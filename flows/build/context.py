@@ -15,6 +15,7 @@ from pathlib import Path
 
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.layout import BuildDir
+from hopforge.corpus.remote import RemoteSearcher
 from hopforge.flows.config.build_file import (
     API_KEY_ENV,
     ENV_KIND,
@@ -23,6 +24,8 @@ from hopforge.flows.config.build_file import (
     BuildConfig,
     parse_config_text,
 )
+from hopforge.flows.config.teacher import ENV_RECORD, TeacherSettings, open_settings
+from hopforge.synth.teacher.chat import ChatModel
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -32,6 +35,28 @@ class BuildContext:
     build: BuildDir
     config: BuildConfig
     frozen_toml: str  # as written into BUILD/build.toml (the dataset card quotes it)
+
+    def teacher(self) -> ChatModel | None:
+        """A client of the build's teacher ([teacher]); None for the scripted one."""
+        return open_teacher(self.config)
+
+    def searcher(self) -> RemoteSearcher | None:
+        """A client of the search service of [tools] url; None to load the index in process."""
+        return open_search(self.config)
+
+
+def open_teacher(config: BuildConfig) -> ChatModel | None:
+    """The teacher of [teacher]: None for the scripted one, else an OpenAI-compatible client
+    made from [teacher] urls/model and this process's API key (each worker reads its own)."""
+    if config.teacher.kind == "scripted":
+        return None
+    return open_settings(TeacherSettings(config=config.teacher, api_key=config.api_key or None,
+                                         record=os.environ.get(ENV_RECORD, "")))
+
+
+def open_search(config: BuildConfig) -> RemoteSearcher | None:
+    """A client of the search service of [tools] url, or None to load the index in process."""
+    return RemoteSearcher(config.tools.url) if config.tools.url else None
 
 
 _LOCK = threading.Lock()

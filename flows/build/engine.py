@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.layout import BuildDir
-from hopforge.flows.build import adapters
 from hopforge.flows.build.context import BuildContext, open_build
 from hopforge.flows.build.markers import (
     LOCK,
@@ -41,7 +40,7 @@ from hopforge.flows.build.markers import (
     write_frozen_config,
     write_marker,
 )
-from hopforge.flows.build.registry import STAGES, stage_spec
+from hopforge.flows.build.registry import STAGES, find_stage, parted_stage
 from hopforge.flows.config.build_file import BuildConfig, load_config, read_frozen_hash, today_utc
 
 log = logging.getLogger(__name__)
@@ -145,15 +144,15 @@ def begin_stage(build_root: str | Path, stage: str, context: BuildContext | None
     if i and read_marker(build, STAGES[i - 1], "done") is None:
         raise HopforgeError(f"stage {stage} needs {STAGES[i - 1]} to finish first")
     config_hash = config.stage_hashes()[stage]
-    key = _current_key(build, stage, config, adapters.fingerprint(stage, config))
+    key = _current_key(build, stage, config, find_stage(stage).fingerprint(config))
     done = read_marker(build, stage, "done")
     if done and done.get("key") == key and all(p.exists() for p in stage_outputs(build, stage)[:1]):
         log.info("%s: done already, skipped", stage)
         return StageResult(stage=stage, status="skipped", stats=done.get("stats", {}))
     start = read_marker(build, stage, "start")
-    resume = bool(start and start.get("key") == key and stage_spec(stage).resumable)
+    resume = bool(start and start.get("key") == key and find_stage(stage).resumable)
     drop_markers(build, stage)
-    if reset and not resume and stage_spec(stage).resumable:
+    if reset and not resume and find_stage(stage).resumable:
         reset_outputs(build, stage)
     remove_temporaries(stage_outputs(build, stage))
     write_marker(build, stage, "start", {"stage": stage, "key": key, "config_hash": config_hash})
@@ -193,7 +192,7 @@ def run_stage(
     begun = begin_stage(build_root, stage, context)
     if isinstance(begun, StageResult):
         return begun
-    stats = adapters.run(stage, context, progress=progress)
+    stats = find_stage(stage).run(context, progress)
     return finish_stage(build_root, begun, stats)
 
 
@@ -226,13 +225,12 @@ def begin_parts(build_root: str | Path, stage: str,
     mounts the build directory), gathers the results with `collect` and hands them to
     `finish_parts`.
     """
-    if not stage_spec(stage).parted:
-        raise ValueError(f"stage {stage!r} does not run in parts")
+    parted = parted_stage(stage)
     context = context or open_build(build_root)
     begun = begin_stage(build_root, stage, context)
     if isinstance(begun, StageResult):
         return begun
-    return PartedRun(run=begun, plan=adapters.plan_parts(stage, context))
+    return PartedRun(run=begun, plan=parted.plan_parts(context))
 
 
 def finish_parts(build_root: str | Path, parted: PartedRun,
@@ -242,8 +240,8 @@ def finish_parts(build_root: str | Path, parted: PartedRun,
     The done-marker's `parts_ran_on` says where each part of this run ran.
     """
     run = parted.run
-    stats = adapters.finish_parts(run.stage, open_build(build_root), results,
-                                  seconds=time.perf_counter() - run.started)
+    stats = parted_stage(run.stage).finish_parts(open_build(build_root), results,
+                                                 seconds=time.perf_counter() - run.started)
     ran_on = {f"{r['part']:05d}": r["ran_on"] for r in sorted(results, key=lambda r: r["part"])}
     return finish_stage(build_root, run, stats, {"parts_ran_on": ran_on})
 
@@ -251,7 +249,7 @@ def finish_parts(build_root: str | Path, parted: PartedRun,
 def run_stage_part(build_root: str | Path, stage: str, index: int) -> dict[str, Any]:
     """Run part `index` of a stage that `begin_parts` planned, in this process."""
 
-    return adapters.run_part(stage, open_build(build_root), index)
+    return parted_stage(stage).run_part(open_build(build_root), index)
 
 
 def resolve_config(config: str, out: str | Path | None = None) -> BuildConfig:

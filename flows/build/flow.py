@@ -32,7 +32,7 @@ from hopforge.flows.build.engine import (
     run_stage_part,
 )
 from hopforge.flows.build.markers import build_lock
-from hopforge.flows.build.registry import STAGES, stage_spec
+from hopforge.flows.build.registry import STAGES, find_stage
 from hopforge.flows.build.summary import summary_markdown
 from hopforge.flows.config.build_file import BuildConfig, BuildSettings, load_config, today_utc
 from prefect import flow, task
@@ -53,7 +53,7 @@ Progress = Callable[[int, int], None] | None
 
 def _with_progress(stage: str, build_name: str,
                    run: Callable[[Progress], StageResult]) -> dict[str, Any]:
-    if not stage_spec(stage).progress:
+    if not find_stage(stage).progress:
         return run(None).to_row()
     artifact = ProgressArtifact(build_name, stage)
     bar = TerminalProgress(stage)
@@ -202,7 +202,7 @@ def _build(cfg: BuildConfig, today: str, from_stage: str | None, force: list[str
         for stage in STAGES:
             params = {"build_root": str(build.root), "stage": stage, "build_name": cfg.name}
             stage_run = stage_task.with_options(task_run_name=stage)
-            spec = stage_spec(stage)
+            spec = find_stage(stage)
             if runner is not None and spec.cpu:
                 row = runner.submit(stage_run, params).result()
             elif runner is not None and spec.parted:

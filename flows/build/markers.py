@@ -25,7 +25,7 @@ from typing import Any
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.layout import BuildDir
 from hopforge.corpus.parts import atomic_write_text, write_json
-from hopforge.flows.build.registry import STAGES, stage_spec
+from hopforge.flows.build.registry import STAGES, find_stage
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +43,7 @@ class BuildConflict(HopforgeError):
 
 def stage_outputs(build: BuildDir, stage: str) -> list[Path]:
     """The paths a stage writes (removed when the stage starts over)."""
-    return [getattr(build, name) for name in stage_spec(stage).outputs]
+    return [getattr(build, name) for name in find_stage(stage).outputs]
 
 
 def check_stage(name: str, option: str = "--from") -> str:
@@ -141,21 +141,6 @@ def output_digest(paths: Iterable[Path]) -> str:
     return h.hexdigest()[:16]
 
 
-def source_fingerprint(sources: Sequence[str]) -> str:
-    """Sizes and modification times of the source files (a changed source reruns the build)."""
-    h = hashlib.sha256()
-    for source in sources:
-        h.update(source.encode() + b"\0")
-        path = Path(source)
-        if source.startswith("builtin:"):
-            continue
-        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
-        for p in files:
-            st = p.stat()
-            h.update(f"{p}:{st.st_size}:{st.st_mtime_ns}\0".encode())
-    return h.hexdigest()[:16]
-
-
 def stage_key(stage: str, config_hash: str, previous: Mapping[str, Any] | None, extra: str = "") -> str:
     """The key a finished stage must carry: its settings, and the stage before it."""
     prev = f"{previous['key']}:{previous['output']}" if previous else ""
@@ -197,7 +182,7 @@ def plan_rerun(
 
 
 def _section(stage: str) -> str:
-    return f"[{stage_spec(stage).section}]"
+    return f"[{find_stage(stage).section}]"
 
 
 def write_frozen_config(build: BuildDir, text: str) -> None:

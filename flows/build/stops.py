@@ -24,7 +24,7 @@ from pathlib import Path
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.layout import BuildDir
 from hopforge.flows.build.markers import read_marker
-from hopforge.flows.build.registry import STAGES, stage_spec
+from hopforge.flows.build.registry import STAGES, find_stage
 
 log = logging.getLogger(__name__)
 
@@ -120,8 +120,8 @@ def stop_message(build: BuildDir, rerun: str, signame: str) -> str:
         return f"stopped ({signame}) after every stage finished; nothing to resume"
     running = pending[0]
     where = ""
-    folder = build.root / stage_spec(running).outputs[0] if stage_spec(running).outputs else None
-    if folder is not None and stage_spec(running).resumable and folder.is_dir():
+    folder = build.root / find_stage(running).outputs[0] if find_stage(running).outputs else None
+    if folder is not None and find_stage(running).resumable and folder.is_dir():
         parts = len(list(folder.glob("part-*.done")))
         where = f"; {running}: {parts} part{'s' if parts != 1 else ''} finished and kept"
     finished = ", ".join(done) if done else "no stage"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from hopforge.corpus.errors import HopforgeError
+from hopforge.flows.build.registry import Export
 
 
 def _formats(text: str) -> tuple[str, ...]:
@@ -86,7 +87,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def run_export(args: argparse.Namespace) -> int:
     """Run the export and print what it wrote."""
     from hopforge.export.records import ExportConfig
-    from hopforge.flows.build.adapters import export_stats
     from hopforge.flows.build.engine import StageResult
     from hopforge.flows.commands.stage_command import (
         begin_command,
@@ -116,7 +116,7 @@ def run_export(args: argparse.Namespace) -> int:
         print(done_message(args.build, "export"))
         return 0
     result = export_build(args.build, config)
-    finish_command(args.build, begun, export_stats(result))
+    finish_command(args.build, begun, Export.result_figures(result))
     for kind, splits in result.counts.items():
         parts = ", ".join(f"{split} {n}" for split, n in sorted(splits.items())) or "nothing"
         print(f"{kind}: {parts}")

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from hopforge.corpus.errors import HopforgeError
+from hopforge.flows.build.registry import find_stage
 
 SCORE_HELP = """Score every trajectory of BUILD: answer correctness (exact match / token F1 against
 the answer and its aliases, optionally a model judge), evidence, format, efficiency and recovery,
@@ -93,7 +94,6 @@ def run_score(args: argparse.Namespace) -> int:
     """`hopforge score`."""
     from hopforge.filters.pointwise import ScoreConfig
     from hopforge.filters.report import score_summary
-    from hopforge.flows.build.adapters import headline
     from hopforge.flows.build.engine import StageResult
     from hopforge.flows.commands.stage_command import begin_command, done_message, finish_command
     from hopforge.flows.stages.filters import score_build
@@ -112,7 +112,7 @@ def run_score(args: argparse.Namespace) -> int:
         print(done_message(args.build, "score"))
         return 0
     report = score_build(args.build, config, force=args.force)
-    finish_command(args.build, begun, headline("score", report))
+    finish_command(args.build, begun, find_stage("score").figures(report))
     state = "up to date" if report.get("up_to_date") else "written"
     print(f"scores {state}: {args.build / 'scores'}, pairs: {args.build / 'pairs'}")
     print(score_summary(report))
@@ -123,7 +123,6 @@ def run_filter(args: argparse.Namespace) -> int:
     """`hopforge filter`."""
     from hopforge.filters.report import filter_summary
     from hopforge.filters.select import FilterConfig
-    from hopforge.flows.build.adapters import headline
     from hopforge.flows.build.engine import StageResult
     from hopforge.flows.commands.stage_command import begin_command, done_message, finish_command
     from hopforge.flows.stages.filters import filter_build
@@ -150,7 +149,7 @@ def run_filter(args: argparse.Namespace) -> int:
         print(done_message(args.build, "filter"))
         return 0
     report = filter_build(args.build, config, reference=args.reference, force=args.force)
-    finish_command(args.build, begun, headline("filter", report))
+    finish_command(args.build, begun, find_stage("filter").figures(report))
     state = "up to date" if report.get("up_to_date") else "written"
     d = report["decisions"]
     print(f"filter decisions {state}: {args.build / 'filtered'} "

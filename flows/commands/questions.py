@@ -8,6 +8,7 @@ import re
 import sys
 
 from hopforge.corpus.errors import HopforgeError
+from hopforge.flows.build.registry import find_stage
 
 EPILOG = """Reads BUILD/corpus (run `hopforge ingest` first) and BUILD/index when present (else an
 in-memory BM25 index). Writes BUILD/questions/part-*.jsonl (accepted and rejected questions,
@@ -126,7 +127,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def run_command(args: argparse.Namespace) -> int:
     """Run the question stage on BUILD and print a summary."""
     from hopforge.corpus.layout import BuildDir
-    from hopforge.flows.build.adapters import headline
     from hopforge.flows.build.engine import StageResult
     from hopforge.flows.commands.stage_command import (
         begin_command,
@@ -166,7 +166,7 @@ def run_command(args: argparse.Namespace) -> int:
         return 0
     report = run_questions_build(BuildDir.at(args.build), config,
                                  teacher=open_settings(settings), force=args.force)
-    finish_command(args.build, begun, headline("questions", report))
+    finish_command(args.build, begun, find_stage("questions").figures(report))
     reasons = ", ".join(f"{k} {v}" for k, v in report["rejection_reasons"].items()) or "none"
     print(
         f"{report['accepted']} accepted of {report['attempted']} tried "

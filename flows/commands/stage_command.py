@@ -20,7 +20,7 @@ from hopforge.corpus.layout import BuildDir
 from hopforge.flows.build.context import open_build
 from hopforge.flows.build.engine import StageResult, StageRun, begin_stage, finish_stage
 from hopforge.flows.build.markers import MARKERS, drop_markers, read_marker
-from hopforge.flows.build.registry import STAGES, stage_spec
+from hopforge.flows.build.registry import STAGES, find_stage
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +52,7 @@ def begin_command(
         return None
     config = context.config
     mine = dataclasses.replace(config, stages={**config.stages, stage: stage_config})
-    if teacher is not None and stage_spec(stage).teacher:
+    if teacher is not None and find_stage(stage).teacher:
         kind, model = teacher
         mine = dataclasses.replace(mine, teacher=dataclasses.replace(
             config.teacher, kind=kind, model=model))

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from hopforge.flows.build.registry import find_stage
 from hopforge.flows.config.teacher import add_teacher_arguments
 
 log = logging.getLogger(__name__)
@@ -97,7 +98,6 @@ def config_from_args(args: argparse.Namespace) -> Any:
 
 def _run(args: argparse.Namespace) -> int:
     from hopforge.corpus.layout import BuildDir
-    from hopforge.flows.build.adapters import headline
     from hopforge.flows.build.engine import StageResult
     from hopforge.flows.commands.stage_command import begin_command, done_message, finish_command
     from hopforge.flows.config.teacher import open_settings, resolve_teacher
@@ -131,7 +131,7 @@ def _run(args: argparse.Namespace) -> int:
                                         searcher=searcher)  # type: ignore[arg-type]
     finally:
         bar.close()
-    finish_command(args.build, begun, headline("trajectories", report))
+    finish_command(args.build, begun, find_stage("trajectories").figures(report))
     terms = ", ".join(f"{k} {v}" for k, v in report["terminations"].items() if v)
     turns = report["turns"]
     print(

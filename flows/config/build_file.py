@@ -12,7 +12,6 @@ They are read here, when a config is loaded, never at import time.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import importlib.util
 import os
 import re
@@ -22,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from hopforge.corpus.builtin import BUILTIN_SOURCE, BUILTINS, builtin_name
-from hopforge.flows.build.registry import STAGES, configured, stage_spec
+from hopforge.corpus.builtin import BUILTIN_PREFIX, BUILTIN_SOURCE, BUILTINS, builtin_name
+from hopforge.flows.build.registry import STAGES, configured, find_stage
 from hopforge.flows.config.sections import (
     ConfigError,
     check_keys,
@@ -33,7 +32,6 @@ from hopforge.flows.config.sections import (
 )
 from hopforge.flows.config.settings_hash import as_table, digest, shaping_settings
 
-BUILTIN_PREFIX = "builtin:"
 BUILTIN_SOURCES = ("builtin:jargon", "builtin:wiki")
 BUILTIN_LICENCE = BUILTINS[BUILTIN_SOURCE][2]
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -222,15 +220,11 @@ def today_utc() -> str:
 
 
 def stage_config_class(stage: str) -> type:
-    """The config dataclass of `stage`, imported when first needed."""
-    module, name = stage_spec(stage).config_class
-    try:
-        return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError(
-            f"the {stage} stage's settings class {module}.{name} is not available ({exc}); "
-            "reinstall hopforge with `pip install -e .`"
-        ) from None
+    """The config dataclass of `stage` (ValueError for a stage without a table of its own)."""
+    cls = find_stage(stage).config
+    if cls is None:
+        raise ValueError(f"stage {stage!r} has no settings table of its own")
+    return cls
 
 
 def parse_config(
@@ -277,12 +271,7 @@ def parse_config(
     for spec in configured():
         stage, section = spec.name, spec.section
         table = dict(doc.get(section, {}))
-        try:
-            cls = stage_config_class(stage)
-        except ConfigError:
-            if table:
-                raise
-            continue  # a stage this installation lacks; running it says so
+        cls = stage_config_class(stage)
         names = {f.name for f in dataclasses.fields(cls)}
         if "seed" in names and "seed" not in table:
             table["seed"] = build.seed

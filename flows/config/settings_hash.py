@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from hopforge.flows.build.registry import stage_spec
+from hopforge.flows.build.registry import find_stage
 from hopforge.flows.config.sections import dataclass_to_table
 
 
@@ -24,7 +24,7 @@ def shaping_settings(stage: str, obj: Any) -> dict[str, Any]:
         default = as_table(type(obj)())
     except (TypeError, ValueError):
         default = {}
-    skip = stage_spec(stage).operational
+    skip = find_stage(stage).operational
     return _differences({k: v for k, v in table.items() if k not in skip}, default)
 
 

@@ -121,7 +121,7 @@ def test_a_service_that_is_down_is_a_clear_error() -> None:
 
 
 def test_build_file_tools_url_and_the_command(served: str, tmp_path: Any) -> None:
-    from hopforge.flows.build.adapters import open_search
+    from hopforge.flows.build.context import open_search
     from hopforge.flows.commands.cli import build_parser
     from hopforge.flows.config.build_file import ConfigError, parse_config
 

@@ -167,7 +167,7 @@ def test_demo_config_is_valid_and_uses_the_builtin_corpus(tmp_path):
 
 
 def test_several_teacher_urls_reach_the_client(tmp_path, tiny_corpus_path):
-    from hopforge.flows.build.adapters import open_teacher
+    from hopforge.flows.build.context import open_teacher
 
     path = write(tmp_path, '[teacher]\nkind = "openai"\nmodel = "m"\nconcurrency = 7\n'
                  'urls = ["http://127.0.0.1:8001/v1", "http://127.0.0.1:8002/v1"]\n',
@@ -189,27 +189,26 @@ def test_speed_settings_do_not_change_the_hash(tmp_path, tiny_corpus_path):
     assert more.stage_hashes()["questions"] != base.stage_hashes()["questions"]
 
 
-def test_every_stage_spec_names_what_exists(tmp_path):
-    """The registry's names resolve: runners, config classes, their fields and build folders."""
+def test_every_stage_names_what_exists(tmp_path):
+    """The registry's stages resolve: config classes, their fields and build folders."""
     import dataclasses
 
     from hopforge.corpus.layout import BuildDir
-    from hopforge.flows.build import adapters
-    from hopforge.flows.build.registry import SPECS
-    from hopforge.flows.config.build_file import stage_config_class
+    from hopforge.flows.build.registry import REGISTRY, PartedStage, Stage
 
     build = BuildDir.at(tmp_path)
-    assert STAGES == tuple(s.name for s in SPECS)
-    for spec in SPECS:
-        assert callable(getattr(adapters, spec.runner)), spec.name
-        assert all(isinstance(getattr(build, out), Path) for out in spec.outputs), spec.name
-        if spec.config_class[0]:
-            fields = {f.name for f in dataclasses.fields(stage_config_class(spec.name))}
-            assert spec.operational <= fields, spec.name
+    assert STAGES == tuple(s.name for s in REGISTRY)
+    for stage in REGISTRY:
+        assert type(stage).run is not Stage.run, stage.name
+        assert all(isinstance(getattr(build, out), Path) for out in stage.outputs), stage.name
+        if stage.config is not None:
+            fields = {f.name for f in dataclasses.fields(stage.config)}
+            assert stage.operational <= fields, stage.name
         else:
-            assert not spec.operational
-    assert [s.name for s in SPECS if s.parted] == ["trajectories"]
-    assert [s.name for s in SPECS if not s.cpu] == ["questions", "trajectories"]
+            assert not stage.operational
+    assert [s.name for s in REGISTRY if isinstance(s, PartedStage)] == ["trajectories"]
+    assert [s.name for s in REGISTRY if s.parted] == ["trajectories"]
+    assert [s.name for s in REGISTRY if not s.cpu] == ["questions", "trajectories"]
 
 
 def test_a_reasoning_teacher_gets_a_prompt_that_does_not_limit_its_reasoning(

@@ -70,7 +70,7 @@ import os, signal, sys
 from pathlib import Path
 import hopforge.corpus.parts as parts
 import hopforge.corpus.store, hopforge.export.shards, hopforge.flows.build.engine as engine
-import hopforge.flows.build.adapters as stages
+from hopforge.flows.build.registry import find_stage
 
 point, config, out = sys.argv[1], sys.argv[2], sys.argv[3]
 kind, _, rest = point.partition(":")
@@ -87,15 +87,16 @@ if kind == "done":
     engine.write_marker = marker
 elif kind == "progress":
     stage_name, n = rest.split(":")
-    run = stages.run
-    def run_stage(stage, context, *, progress=None):
+    watched = find_stage(stage_name)
+    run = watched.run
+    def run_watched(context, progress=None):
         def watch(done, total):
             if progress is not None:
                 progress(done, total)
-            if stage == stage_name and done >= int(n):
+            if done >= int(n):
                 die()
-        return run(stage, context, progress=watch)
-    stages.run = run_stage
+        return run(context, watch)
+    watched.run = run_watched
 elif kind == "write":
     dirname, n, how = rest.split(":")
     original = parts.atomic_write_bytes

@@ -130,8 +130,8 @@ def test_a_part_opens_its_own_model_client_with_the_workers_key(
     tmp_path: Path, tiny_corpus_path: Path, local_build: BuildDir, openai_server: Any,
     monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hopforge.flows.build import adapters
     from hopforge.flows.build.markers import write_frozen_config
+    from hopforge.flows.build.registry import parted_stage
 
     from tests.helpers.openai_server import Reply
 
@@ -145,7 +145,7 @@ def test_a_part_opens_its_own_model_client_with_the_workers_key(
                                            env={}).frozen_toml())
     openai_server.set_handler(lambda request: Reply.tool_call("answer", {"text": "Quillon"}))
     monkeypatch.setenv("HOPFORGE_API_KEY", "sk-worker")  # the worker's own environment
-    plan = adapters.plan_parts("trajectories", open_build(build.root))
+    plan = parted_stage("trajectories").plan_parts(open_build(build.root))
     meta = run_stage_part(build.root, "trajectories", plan.pending[0])
     assert meta["written"] and meta["ran"] == plan.sizes[plan.pending[0]]
     assert {h["authorization"] for h in openai_server.headers} == {"Bearer sk-worker"}
