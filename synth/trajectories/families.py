@@ -403,7 +403,8 @@ class Plans:
         for query in pairs[:4]:
             if target in counts and not self.spec.unanswerable:
                 break
-            for d in (yield from self.r.search(query, k=20, situation="widen")):
+            for d in (yield from self.r.search(query, k=20, situation="widen",
+                                              what=f'"{query}"')):
                 counts[d] = counts.get(d, 0) + 1
         ranked = sorted(counts, key=lambda d: -counts[d])
         if self.spec.unanswerable:

@@ -17,8 +17,8 @@ this module, holds every voice's line for each situation and note; `Voice.say` r
 
     first          how the voice names the first entity before it has read anything ({title})
     search         the first query for a document ({what}: the first entity or a title)
-    rephrase       another query after one that did not show the document
-    widen          the last, wider search before giving up
+    rephrase       another query after one that did not show the document ({what}: the query)
+    widen          a longer result list, or the last, wider search ({what}: the query)
     retry          the same call again after an error ({what}: the call, as `call_words` says it)
     reread         the same call again after a cut or a changed layout ({what})
     open           opening a document the results show ({title})
