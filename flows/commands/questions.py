@@ -9,8 +9,13 @@ import sys
 
 from hopforge.corpus.errors import HopforgeError
 from hopforge.flows.build.registry import find_stage
+from hopforge.flows.config.flags import add_setting, given
+from hopforge.synth.questions.config import QuestionConfig, Rung
 
-EPILOG = """Reads BUILD/corpus (run `hopforge ingest` first) and BUILD/index when present (else an
+EPILOG = """Every setting defaults to the build's [questions] table when BUILD has a build.toml,
+else to the value in brackets; a flag overrides it and says so.
+
+Reads BUILD/corpus (run `hopforge ingest` first) and BUILD/index when present (else an
 in-memory BM25 index). Writes BUILD/questions/part-*.jsonl (accepted and rejected questions,
 each with its checks) and BUILD/reports/questions.json. Rerunning continues where a run stopped;
 a larger -n adds questions; other changed options need --force.
@@ -89,10 +94,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("build", metavar="BUILD", help="build directory (holds corpus/ and index/)")
-    p.add_argument("-n", type=int, metavar="N",
-                   help="accepted questions wanted [100]. Every setting defaults to the build's "
-                   "[questions] table when BUILD has a build.toml, else to the value in "
-                   "brackets; a flag overrides it and says so")
+    add_setting(p, QuestionConfig, "n", "-n", metavar="N")
     p.add_argument("--hops", type=hop_range, metavar="MIN-MAX",
                    help="depth of chain questions, e.g. 2-4 or 3; at most 12 [2-4]")
     p.add_argument("--kinds", type=kind_list, default=None, metavar="LIST",
@@ -104,20 +106,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--ladder", type=ladder_list, metavar="A-B:N,...",
                    help="after the -n questions, N more for each min_calls range A-B, e.g. "
                    "50-150:4,300-900:2 (the long tasks of a build)")
-    p.add_argument("--max-probe-pass", type=float, default=None, metavar="R",
-                   help="with a model teacher: probe each question closed-book and keep it only "
-                   "when at most this share of attempts answer it (e.g. 0.0)")
-    p.add_argument("--seed", type=int, help="random seed [0]")
-    p.add_argument("--part-size", type=int, metavar="N",
-                   help="accepted questions per output part [50]")
-    p.add_argument("--shortcut-rank", type=int, metavar="R",
-                   help="reject a question when one search with its text, a sentence, a clause "
-                   "or a phrase of it ranks what answers it within the top R [5]; 0: off")
-    p.add_argument("--closed-book", action="store_true", default=None,
-                   help="with a model teacher: reject questions it answers without searching")
-    p.add_argument("--no-round-trip", dest="round_trip", action="store_false", default=None,
-                   help="with a model teacher: do not have it read each question back and "
-                   "reject those whose reading differs from the task (misread)")
+    add_setting(p, QuestionConfig, "max_probe_pass", metavar="R")
+    add_setting(p, QuestionConfig, "seed")
+    add_setting(p, QuestionConfig, "part_size", metavar="N")
+    add_setting(p, QuestionConfig, "shortcut_rank", metavar="R")
+    add_setting(p, QuestionConfig, "closed_book")
+    add_setting(p, QuestionConfig, "round_trip")
     p.add_argument("--force", action="store_true",
                    help="delete the questions of an earlier run and start over")
     add_teacher_arguments(p)
@@ -136,15 +130,13 @@ def run_command(args: argparse.Namespace) -> int:
     )
     from hopforge.flows.config.teacher import open_settings, resolve_teacher
     from hopforge.flows.stages.questions import run_questions_build
-    from hopforge.synth.questions.config import QuestionConfig, Rung
 
     closed_book = args.closed_book or (True if args.max_probe_pass is not None else None)
     try:
         config = with_flags(args.build, "questions", QuestionConfig(), {
-            "n": args.n, "seed": args.seed, "part_size": args.part_size,
+            **given(args, ("n", "seed", "part_size", "shortcut_rank")),
             "min_hops": args.hops[0] if args.hops else None,
             "max_hops": args.hops[1] if args.hops else None,
-            "shortcut_rank": args.shortcut_rank,
             "min_calls": args.min_calls[0] if args.min_calls else None,
             "max_calls": args.min_calls[1] if args.min_calls else None,
             "ladder": (tuple(Rung(min_calls=a, max_calls=b, n=k) for a, b, k in args.ladder)

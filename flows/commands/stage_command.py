@@ -15,8 +15,10 @@ import logging
 from pathlib import Path
 from typing import Any
 
+import pydantic
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.layout import BuildDir
+from hopforge.corpus.settings import explain
 from hopforge.flows.build.context import open_build
 from hopforge.flows.build.engine import StageResult, StageRun, begin_stage, finish_stage
 from hopforge.flows.build.markers import MARKERS, drop_markers, read_marker
@@ -114,4 +116,7 @@ def with_flags(build_root: str | Path, stage: str, default: Any,
             if getattr(base, name) != value:
                 print(f"{stage}: --{name.replace('_', '-')} overrides the build's {name} = "
                       f"{getattr(base, name)!r} with {value!r}", file=sys.stderr)
-    return dataclasses.replace(config, **changes)
+    try:
+        return dataclasses.replace(config, **changes)
+    except pydantic.ValidationError as exc:  # a flag's value is out of the setting's range
+        raise ValueError(explain(exc, type(config).__name__)) from None

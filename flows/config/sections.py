@@ -4,7 +4,9 @@ Every stage owns a frozen config dataclass that validates itself on construction
 turns one table of the build file into such a dataclass: unknown keys are refused (the message
 lists the allowed ones), values are checked against the field's annotation by pydantic
 (int, float, bool, str, tuples, Literal choices) and nested tables become their dataclasses,
-and any error the dataclass raises is prefixed with the table's name. `dump_toml` writes the resolved config back as TOML.
+and any error the dataclass raises is prefixed with the table's name (a settings class's own
+range checks, declared as pydantic `Field`s, read as `[section] key = value is out of range`).
+`dump_toml` writes the resolved config back as TOML (tomli-w).
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ from functools import cache
 from typing import Any, Literal, TypeVar, get_args, get_origin, get_type_hints
 
 import pydantic
+import tomli_w
 from hopforge.corpus.errors import HopforgeError
+from hopforge.corpus.settings import explain
 
 T = TypeVar("T")
 
@@ -112,6 +116,8 @@ def table_to_dataclass(section: str, table: Mapping[str, Any], cls: type[T]) -> 
               for f in fields if f.name in table}
     try:
         return cls(**kwargs)
+    except pydantic.ValidationError as exc:
+        raise ConfigError(f"[{section}] {explain(exc)}") from None
     except HopforgeError as exc:
         raise ConfigError(f"[{section}] {exc}") from None
     except (ValueError, TypeError) as exc:
@@ -145,36 +151,8 @@ def _show(value: Any) -> str:
         return repr(value)
 
 
-def _toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, list):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    if isinstance(value, Mapping):
-        return "{" + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()) + "}"
-    raise TypeError(f"cannot write {value!r} as TOML")
-
-
-def _toml_key(key: str) -> str:
-    if key and all(c.isalnum() or c in "-_" for c in key):
-        return key
-    return json.dumps(key)
-
-
 def dump_toml(doc: Mapping[str, Mapping[str, Any]], header: str = "") -> str:
-    """Write a document of tables (one level, inline tables below) as TOML text."""
+    """A document of tables as TOML text (written by tomli-w), under `header` as comments."""
     lines = [f"# {line}" if line else "#" for line in header.splitlines()]
-    for name, table in doc.items():
-        if lines:
-            lines.append("")
-        lines.append(f"[{_toml_key(name)}]")
-        lines.extend(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in table.items())
-    return "\n".join(lines) + "\n"
+    text = tomli_w.dumps({name: dict(table) for name, table in doc.items()})
+    return "\n".join(lines) + ("\n\n" if lines else "") + text

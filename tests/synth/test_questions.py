@@ -9,11 +9,13 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pydantic
 import pytest
 from hopforge.corpus.builtin import load_builtin_documents
 from hopforge.corpus.layout import BuildDir
 from hopforge.corpus.records import Document
 from hopforge.corpus.search import Searcher
+from hopforge.corpus.settings import explain
 from hopforge.synth import prompts
 from hopforge.synth.questions.checks import probe_queries
 from hopforge.synth.questions.config import QuestionConfig, Rung
@@ -70,9 +72,14 @@ def accepted(questions: list[Question]) -> list[Question]:
 
 
 def test_config_errors_name_field_value_and_range() -> None:
-    with pytest.raises(ValueError, match=r"QuestionConfig.max_hops=13 is out of range: "
-                                         r"expected 2..12"):
+    with pytest.raises(pydantic.ValidationError) as caught:
         QuestionConfig(max_hops=13)
+    assert explain(caught.value, "QuestionConfig") == (
+        "QuestionConfig.max_hops = 13 is out of range: expected at most 12")
+    with pytest.raises(ValueError, match=r"max_hops=3 is below min_hops=4"):
+        QuestionConfig(min_hops=4, max_hops=3)
+    with pytest.raises(ValueError, match=r"Unexpected keyword argument"):
+        QuestionConfig(hops=3)  # type: ignore[call-arg]
     with pytest.raises(ValueError, match=r"kinds=\('chain', 'riddle'\)"):
         QuestionConfig(kinds=("chain", "riddle"))
     with pytest.raises(ValueError, match=r"max_calls=10 is below min_calls=50"):
@@ -421,7 +428,7 @@ def test_scripted_questions_are_not_read_back(questions: list[Question]) -> None
     """The scripted frames are right by construction: no round trip (and no model) for them."""
     assert all(q.checks.misread is None for q in questions)
     assert not any(r.startswith("misread") for q in questions for r in split_reasons(q.rejected))
-    with pytest.raises(TypeError, match=r"QuestionConfig.round_trip='no': use true or false"):
+    with pytest.raises(pydantic.ValidationError, match=r"round_trip\n.*valid boolean"):
         QuestionConfig(round_trip="no")  # type: ignore[arg-type]
 
 

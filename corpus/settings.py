@@ -1,0 +1,61 @@
+"""Stage settings declared once: each setting's type, default, range and meaning in one place.
+
+A stage's settings class is a frozen dataclass made with `@settings`: a pydantic dataclass that
+refuses unknown keys and checks every field's `Field` constraints (`ge`, `le`) when it is made,
+with a `description` per field. The build file loader, its frozen copy, the settings hash and
+the command-line flags (flows/config) all read these declarations, so a stage command and a
+build cannot disagree on a default or a range. Checks that tie two fields together stay in the
+class's `__post_init__`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TypeVar
+
+import pydantic
+from pydantic import ConfigDict
+
+T = TypeVar("T")
+_CONFIG = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+
+def settings(cls: type[T]) -> type[T]:
+    """`cls` as a frozen, keyword-only pydantic dataclass that validates itself."""
+    return pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True,  # type: ignore[no-any-return]
+                                          config=_CONFIG)(cls)
+
+
+def described(cls: type) -> dict[str, pydantic.fields.FieldInfo]:
+    """The declared fields of a settings class (name -> pydantic FieldInfo)."""
+    return dict(getattr(cls, "__pydantic_fields__", {}))
+
+
+def explain(exc: pydantic.ValidationError, owner: str = "") -> str:
+    """A pydantic error as one line per problem: the key, the value and what is allowed."""
+    lines = []
+    for err in exc.errors(include_url=False):
+        key = ".".join(str(p) for p in err.get("loc", ()))
+        where = f"{owner}.{key}" if owner and key else owner or key
+        value = _show(err.get("input"))
+        ctx = err.get("ctx") or {}
+        kind = err.get("type", "")
+        if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
+            bound = {"greater_than_equal": "at least", "greater_than": "more than",
+                     "less_than_equal": "at most", "less_than": "less than"}[kind]
+            limit = next(iter(ctx.values()), "")
+            lines.append(f"{where} = {value} is out of range: expected {bound} {limit}")
+        elif kind == "extra_forbidden":
+            lines.append(f"{where} is not a setting of {owner or 'this table'}")
+        elif kind == "value_error":
+            lines.append(str(ctx.get("error", err.get("msg", ""))))
+        else:
+            lines.append(f"{where} = {value}: {err.get('msg', '')}")
+    return "; ".join(lines)
+
+
+def _show(value: Any) -> str:
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError):
+        return repr(value)
