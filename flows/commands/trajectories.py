@@ -10,9 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from hopforge.flows.build.registry import find_stage
+from hopforge.flows.config.flags import add_setting, given
 from hopforge.flows.config.teacher import add_teacher_arguments
+from hopforge.synth.trajectories.stage import TrajectoryConfig
 
 log = logging.getLogger(__name__)
+# the TrajectoryConfig fields whose flags (`add_setting`) set them as they are
+FIELDS = ("samples", "max_turns", "keep_results", "checkpoint_every", "context_tokens",
+          "max_tokens", "temperature", "call_format", "part_questions", "seed")
 
 DESCRIPTION = """\
 Run the teacher on every accepted question of BUILD/questions with the agent's tools (search,
@@ -35,30 +40,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     g = p.add_argument_group(
         "trajectories", "each setting defaults to the build's [trajectories] table when BUILD "
         "has a build.toml, else to the value in brackets; a flag overrides it and says so")
-    g.add_argument("--samples", type=int, metavar="N",
-                   help="trajectories per question, each with its own seed [1]")
-    g.add_argument("--max-turns", type=int, metavar="T",
-                   help="stop a trajectory after T tool calls [64]; 600+ is fine")
+    for name in FIELDS:
+        add_setting(g, TrajectoryConfig, name, metavar="N" if name != "temperature" else "T")
     g.add_argument("--faults", type=float, metavar="RATE",
                    help="share of tool calls hit by an injected fault, split evenly over empty, "
                    "timeout, format and partial [0]")
     g.add_argument("--persistent-faults", type=float, metavar="SHARE",
                    help="share of injected faults that repeat on the same call [0.25]")
-    g.add_argument("--checkpoint-every", type=int, metavar="K",
-                   help="turns between checkpoints (the teacher's state summary); 0: none [16]")
-    g.add_argument("--keep-results", type=int, metavar="N",
-                   help="tool results kept verbatim in the prompt; older ones are elided [5]")
-    g.add_argument("--context-tokens", type=int, metavar="N",
-                   help="the teacher's context length [32768]")
-    g.add_argument("--max-tokens", type=int, metavar="N",
-                   help="completion tokens per teacher call [1024]")
-    g.add_argument("--temperature", type=float, help="sampling temperature [0.7]")
-    g.add_argument("--call-format", choices=("native", "text"),
-                   help="native tool calls (vLLM --enable-auto-tool-choice), or <tool_call> "
-                   "text for servers without tool calling [native]")
-    g.add_argument("--part-questions", type=int, metavar="N",
-                   help="questions per output part [32]")
-    g.add_argument("--seed", type=int, help="base seed [0]")
     g.add_argument("--force", action="store_true",
                    help="delete finished parts and start over")
     g.add_argument("--tools-url", metavar="URL",
@@ -67,9 +55,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=_run)
 
 
-# flag -> TrajectoryConfig field, for the flags that set one field as they are
-FIELDS = ("samples", "max_turns", "keep_results", "checkpoint_every", "context_tokens",
-          "max_tokens", "temperature", "call_format", "part_questions", "seed")
 
 
 def config_from_args(args: argparse.Namespace) -> Any:
@@ -78,10 +63,8 @@ def config_from_args(args: argparse.Namespace) -> Any:
 
     from hopforge.flows.commands.stage_command import build_settings, with_flags
     from hopforge.synth.trajectories.faults import FaultConfig
-    from hopforge.synth.trajectories.stage import TrajectoryConfig
-
     default = TrajectoryConfig()
-    flags: dict[str, Any] = {name: getattr(args, name, None) for name in FIELDS}
+    flags: dict[str, Any] = given(args, FIELDS)
     if args.faults is not None or args.persistent_faults is not None:
         faults = (build_settings(args.build, "trajectories") or default).faults
         persistent = (args.persistent_faults if args.persistent_faults is not None

@@ -16,7 +16,7 @@ from typing import Any, Literal, get_args, get_origin
 from hopforge.corpus.settings import described
 
 
-def add_setting(parser: argparse.ArgumentParser, cls: type, name: str, *flags: str,
+def add_setting(parser: argparse._ActionsContainer, cls: type, name: str, *flags: str,
                 metavar: str | None = None, kind: Callable[[str], Any] | None = None) -> None:
     """Add the flag of setting `name` of `cls` (default `--name-with-dashes`).
 

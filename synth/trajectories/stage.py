@@ -14,12 +14,12 @@ import math
 import random
 from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.records import Document, Hit
 from hopforge.corpus.search import Searcher
+from hopforge.corpus.settings import settings
 from hopforge.corpus.tools import ToolBox, ToolResult
 from hopforge.synth.concurrency import bounded_map
 from hopforge.synth.records import Question, Trajectory
@@ -27,75 +27,60 @@ from hopforge.synth.teacher.chat import ChatModel
 from hopforge.synth.trajectories.faults import FaultConfig, FaultyTools
 from hopforge.synth.trajectories.loop import run_agent
 from hopforge.synth.trajectories.scripted import ScriptedConfig
+from pydantic import Field
 
 TeacherFactory = Callable[[Question, int, int], ChatModel]  # (question, sample, seed) -> teacher
 
-_RANGES: dict[str, tuple[float, float]] = {
-    "samples": (1, 1024),
-    "max_turns": (1, 1_000_000),
-    "concurrency": (1, 100_000),
-    "keep_results": (1, 10_000),
-    "checkpoint_every": (0, 1_000_000),
-    "context_tokens": (512, 100_000_000),
-    "max_tokens": (1, 10_000_000),
-    "temperature": (0.0, 2.0),
-    "repeat_limit": (1, 10_000),
-    "repeat_window": (1, 1_000_000),
-    "no_progress_turns": (1, 1_000_000),
-    "max_invalid_turns": (0, 1000),
-    "search_batch": (1, 65_536),
-    "search_wait_s": (0.0, 10.0),
-    "part_questions": (1, 1_000_000),
-}
 # Fields that change how fast a run goes, never what it writes (left out of the run's hash).
 SPEED_FIELDS = frozenset({"concurrency", "search_batch", "search_wait_s"})
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@settings
 class TrajectoryConfig:
     """Options of the trajectories stage; validated on construction."""
 
-    samples: int = 1  # trajectories per question, each with its own seed
-    max_turns: int = 64  # stop rule max_turns (600 and more is fine)
-    concurrency: int = 16  # trajectories in flight
-    keep_results: int = 5  # tool results shown verbatim; older ones become pointers
-    checkpoint_every: int = 16  # turns between checkpoints; 0 turns them off
-    context_tokens: int = 32_768  # the teacher's context length
-    max_tokens: int = 1024  # completion budget per call (kept free in the context)
-    temperature: float = 0.7
-    repeat_limit: int = 3  # stop rule repetition: a call repeated more than this ...
-    repeat_window: int = 20  # ... within this many turns
-    no_progress_turns: int = 40  # stop rule no_progress: turns without new gold evidence
-    max_invalid_turns: int = 3  # unusable turns in a row before termination error
-    call_format: Literal["native", "text"] = "native"  # text: <tool_call> tags in the prompt
-    reasoning: bool = False  # a reasoning teacher: the prompt does not limit its thinking
-    seed: int = 0
-    faults: FaultConfig = field(default_factory=FaultConfig)
-    scripted: ScriptedConfig = field(default_factory=ScriptedConfig)  # the scripted teacher
-    part_questions: int = 32  # questions per output part (all samples of a question together)
-    search_batch: int = 64  # most searches in one batch
-    search_wait_s: float = 0.0  # how long a search waits for others to join its batch
+    samples: int = Field(1, ge=1, le=1024, description=(
+        "trajectories per question, each with its own seed"))
+    max_turns: int = Field(64, ge=1, le=1_000_000, description=(
+        "stop rule max_turns: the most turns of a run (600 and more is fine)"))
+    concurrency: int = Field(16, ge=1, le=100_000, description="trajectories in flight")
+    keep_results: int = Field(5, ge=1, le=10_000, description=(
+        "tool results shown verbatim; older ones become pointers"))
+    checkpoint_every: int = Field(16, ge=0, le=1_000_000, description=(
+        "turns between checkpoints; 0 turns them off"))
+    context_tokens: int = Field(32_768, ge=512, le=100_000_000, description=(
+        "the teacher's context length"))
+    max_tokens: int = Field(1024, ge=1, le=10_000_000, description=(
+        "completion budget per call (kept free in the context)"))
+    temperature: float = Field(0.7, ge=0.0, le=2.0, description="the teacher's temperature")
+    repeat_limit: int = Field(3, ge=1, le=10_000, description=(
+        "stop rule repetition: a call repeated more than this within repeat_window turns"))
+    repeat_window: int = Field(20, ge=1, le=1_000_000, description=(
+        "the turns the repetition rule looks back over"))
+    no_progress_turns: int = Field(40, ge=1, le=1_000_000, description=(
+        "stop rule no_progress: turns without new gold evidence"))
+    max_invalid_turns: int = Field(3, ge=0, le=1000, description=(
+        "unusable turns in a row before termination error"))
+    call_format: Literal["native", "text"] = Field("native", description=(
+        "native: the server's tool calls; text: <tool_call> tags in the prompt"))
+    reasoning: bool = Field(False, strict=True, description=(
+        "a reasoning teacher: the prompt does not limit its thinking"))
+    seed: int = Field(0, description="random seed")
+    faults: FaultConfig = Field(default_factory=FaultConfig, description="injected tool faults")
+    scripted: ScriptedConfig = Field(default_factory=ScriptedConfig, description=(
+        "the scripted teacher's mistakes and habits"))
+    part_questions: int = Field(32, ge=1, le=1_000_000, description=(
+        "questions per output part (all samples of a question together)"))
+    search_batch: int = Field(64, ge=1, le=65_536, description="most searches in one batch")
+    search_wait_s: float = Field(0.0, ge=0.0, le=10.0, description=(
+        "how long a search waits for others to join its batch"))
 
     def __post_init__(self) -> None:
-        for name, (lo, hi) in _RANGES.items():
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float) or not lo <= value <= hi:
-                raise HopforgeError(
-                    f"TrajectoryConfig.{name} = {value!r} is out of range: use {lo:g} to {hi:g}."
-                )
         if self.max_tokens * 2 > self.context_tokens:
-            raise HopforgeError(
+            raise ValueError(
                 f"TrajectoryConfig.max_tokens = {self.max_tokens} leaves too little room in "
                 f"context_tokens = {self.context_tokens}: use at most half of it."
             )
-        if self.call_format not in ("native", "text"):
-            raise HopforgeError(
-                f"TrajectoryConfig.call_format = {self.call_format!r}: use native or text."
-            )
-        if not isinstance(self.faults, FaultConfig):
-            raise HopforgeError("TrajectoryConfig.faults must be a FaultConfig.")
-        if not isinstance(self.scripted, ScriptedConfig):
-            raise HopforgeError("TrajectoryConfig.scripted must be a ScriptedConfig.")
 
 
 def sample_seed(base: int, qid: str, sample: int) -> int:

@@ -5,8 +5,9 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+import pydantic
 import pytest
-from hopforge.corpus.errors import HopforgeError
+from hopforge.corpus.settings import explain
 from hopforge.corpus.tools import ToolBox
 from hopforge.synth import prompts
 from hopforge.synth.records import Checkpoint, Question, ToolCall
@@ -300,11 +301,13 @@ def test_prompts_render() -> None:
 
 
 def test_config_is_validated() -> None:
-    with pytest.raises(HopforgeError, match=r"TrajectoryConfig.max_turns = 0 is out of range: use 1"):
+    with pytest.raises(pydantic.ValidationError) as caught:
         TrajectoryConfig(max_turns=0)
-    with pytest.raises(HopforgeError, match="max_tokens = 20000 leaves too little room"):
+    assert explain(caught.value, "TrajectoryConfig") == (
+        "TrajectoryConfig.max_turns = 0 is out of range: expected at least 1")
+    with pytest.raises(ValueError, match="max_tokens = 20000 leaves too little room"):
         TrajectoryConfig(max_tokens=20000)
-    with pytest.raises(HopforgeError, match="call_format"):
+    with pytest.raises(ValueError, match="call_format"):
         TrajectoryConfig(call_format="xml")  # type: ignore[arg-type]
     assert TrajectoryConfig(max_turns=1000).max_turns == 1000
     assert TrajectoryConfig(faults=FaultConfig.uniform(0.2)).faults.total == pytest.approx(0.2)
