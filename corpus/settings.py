@@ -1,6 +1,6 @@
 """Stage settings declared once: each setting's type, default, range and meaning in one place.
 
-A stage's settings class is a frozen dataclass made with `@settings`: a pydantic dataclass that
+A stage's settings class is a frozen pydantic dataclass made with `SETTINGS`, which
 refuses unknown keys and checks every field's `Field` constraints (`ge`, `le`) when it is made,
 with a `description` per field. The build file loader, its frozen copy, the settings hash and
 the command-line flags (flows/config) all read these declarations, so a stage command and a
@@ -11,19 +11,14 @@ class's `__post_init__`.
 from __future__ import annotations
 
 import json
-from typing import Any, TypeVar
+from typing import Any
 
 import pydantic
 from pydantic import ConfigDict
 
-T = TypeVar("T")
-_CONFIG = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
-
-
-def settings(cls: type[T]) -> type[T]:
-    """`cls` as a frozen, keyword-only pydantic dataclass that validates itself."""
-    return pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True,  # type: ignore[no-any-return]
-                                          config=_CONFIG)(cls)
+# what every settings class is made with:
+#   @pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=SETTINGS)
+SETTINGS = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
 
 def described(cls: type) -> dict[str, pydantic.fields.FieldInfo]:

@@ -10,6 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from hopforge.corpus.errors import HopforgeError
+from hopforge.corpus.index import IndexConfig
+from hopforge.flows.config.flags import add_setting, given
+
+# the IndexConfig fields whose flags (`add_setting`) set them as they are
+_FLAG_FIELDS = ("model", "device", "dtype", "batch_size", "max_seq_length", "passage_words",
+                "passage_overlap", "index_kind", "flat_threshold")
 
 BATCH = 64
 
@@ -27,20 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--force", action="store_true",
                    help="index always rebuilds (embedding only passages whose text changed); "
                    "the flag is accepted so that every stage command takes it")
-    p.add_argument("--model", help="sentence-transformers model name or local path "
-                                   "(default: the offline all-MiniLM-L6-v2)")
-    p.add_argument("--device", help="torch device for embedding: auto (default: cuda when "
-                                    "present), cpu or cuda")
-    p.add_argument("--dtype", choices=("auto", "float32", "bfloat16", "float16"),
-                   help="embedding precision (auto: float16 on GPU, bfloat16 on CPUs with "
-                        "native bf16, else float32)")
-    p.add_argument("--batch-size", type=int, help="embedding batch size")
-    p.add_argument("--max-seq-length", type=int, help="embedding truncation length in tokens")
-    p.add_argument("--passage-words", type=int, help="passage size in words")
-    p.add_argument("--passage-overlap", type=int, help="overlap of consecutive passages in words")
-    p.add_argument("--index-kind", choices=("auto", "flat", "hnsw", "ivf", "ivfpq"),
-                   help="faiss index kind (auto: exact below --flat-threshold vectors)")
-    p.add_argument("--flat-threshold", type=int, help="vectors below which search is exact")
+    for name in _FLAG_FIELDS:
+        add_setting(p, IndexConfig, name)
     p.add_argument("--no-progress", action="store_true", help="no progress bar while embedding")
     p.set_defaults(func=run_index)
 
@@ -60,13 +54,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     s.set_defaults(func=run_search)
 
 
-_FLAG_FIELDS = ("model", "device", "dtype", "batch_size", "max_seq_length", "passage_words",
-                "passage_overlap", "index_kind", "flat_threshold")
-
-
 def index_config_from(args: argparse.Namespace) -> Any:
     """IndexConfig from BUILD/build.toml's [index] table, overridden by command-line flags."""
-    from hopforge.corpus.index import IndexConfig
     from hopforge.corpus.layout import BuildDir
 
     values: dict[str, Any] = {}
@@ -76,9 +65,7 @@ def index_config_from(args: argparse.Namespace) -> Any:
             values.update(tomllib.loads(toml_path.read_text("utf-8")).get("index", {}))
         except tomllib.TOMLDecodeError as exc:
             raise HopforgeError(f"{toml_path} is not valid TOML ({exc}): fix or remove it") from exc
-    for name in _FLAG_FIELDS:
-        if getattr(args, name, None) is not None:
-            values[name] = getattr(args, name)
+    values.update(given(args, _FLAG_FIELDS))
     if args.no_dense:
         values["dense"] = False
     return IndexConfig.from_dict(values)

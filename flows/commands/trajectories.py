@@ -41,7 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "trajectories", "each setting defaults to the build's [trajectories] table when BUILD "
         "has a build.toml, else to the value in brackets; a flag overrides it and says so")
     for name in FIELDS:
-        add_setting(g, TrajectoryConfig, name, metavar="N" if name != "temperature" else "T")
+        add_setting(g, TrajectoryConfig, name)
     g.add_argument("--faults", type=float, metavar="RATE",
                    help="share of tool calls hit by an injected fault, split evenly over empty, "
                    "timeout, format and partial [0]")

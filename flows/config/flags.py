@@ -31,9 +31,11 @@ def add_setting(parser: argparse._ActionsContainer, cls: type, name: str, *flags
                             action="store_false" if default else "store_true")
         return
     choices = _choices(info.annotation)
+    kind = kind or _kind(info.annotation)
+    metavar = metavar or {int: "N", float: "X"}.get(kind, name.upper())  # type: ignore[call-overload]
     parser.add_argument(*(flags or (f"--{name.replace('_', '-')}",)), dest=name, default=None,
-                        type=kind or _kind(info.annotation), choices=choices,
-                        metavar=None if choices else metavar or name.upper(), help=help_text)
+                        type=kind, choices=choices, metavar=None if choices else metavar,
+                        help=help_text)
 
 
 def given(args: argparse.Namespace, names: Iterable[str]) -> dict[str, Any]:

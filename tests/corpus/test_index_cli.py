@@ -100,7 +100,7 @@ def test_queries_file_contract_bm25_only(build: BuildDir, tmp_path: Path) -> Non
         (["search", "{b}", "x", "-k", "0"], "-k 0 is out of range"),
         (["search", "{b}", "--queries", "{b}/bad.jsonl"], "bad.jsonl:2: not valid JSON"),
         (["search", "{b}", "--queries", "{b}/nope.jsonl"], "does not exist"),
-        (["index", "{b}", "--no-dense", "--passage-words", "4"], "passage_words=4 is out of range"),
+        (["index", "{b}", "--no-dense", "--passage-words", "4"], "passage_words = 4 is out of range: expected at least 8"),
     ],
 )
 def test_cli_errors_say_what_to_do(build: BuildDir, capsys: pytest.CaptureFixture[str],

@@ -103,10 +103,12 @@ def test_snippet_centres_on_a_query_word() -> None:
 
 
 def test_config_validation_names_field_value_and_range() -> None:
-    with pytest.raises(HopforgeError, match=r"passage_overlap=300 .* 0 to 199"):
+    with pytest.raises(ValueError, match=r"passage_overlap=300 .* 0 to 199"):
         IndexConfig(passage_words=200, passage_overlap=300)
-    with pytest.raises(HopforgeError, match=r"index_kind='tree'.*flat"):
-        IndexConfig(index_kind="tree")
+    with pytest.raises(HopforgeError, match=r"index_kind = \"tree\": .*'flat'"):
+        IndexConfig.from_dict({"index_kind": "tree"})
+    with pytest.raises(HopforgeError, match=r"hnsw_m = 2 is out of range: expected at least 4"):
+        IndexConfig.from_dict({"hnsw_m": 2})
     with pytest.raises(HopforgeError, match="unknown index config key"):
         IndexConfig.from_dict({"k": 3})
     with pytest.raises(HopforgeError, match="empty corpus"):
