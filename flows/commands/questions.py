@@ -8,6 +8,7 @@ import re
 import sys
 
 from hopforge.corpus.errors import HopforgeError
+from hopforge.flows.commands.subcommand import add_command
 
 EPILOG = """Reads BUILD/corpus (run `hopforge ingest` first) and BUILD/index when present (else an
 in-memory BM25 index). Writes BUILD/questions/part-*.jsonl (accepted and rejected questions,
@@ -75,8 +76,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add this module's subcommands to the `hopforge` parser."""
     from hopforge.flows.config.teacher import add_teacher_arguments
 
-    p = sub.add_parser(
-        "questions",
+    p = add_command(
+        sub, "questions",
         help="sample hard multi-hop questions (chain, comparison, intersection, aggregation, "
         "unanswerable) with checks",
         description="Sample task specs from a build's corpus (mention chains, comparisons, "
@@ -85,7 +86,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "no single search finds the answer, no leaked names, the answer's type, uniqueness on "
         "the corpus, grounding in the spec, answerability, near-duplicates.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("build", metavar="BUILD", help="build directory (holds corpus/ and index/)")
     p.add_argument("-n", type=int, metavar="N",
