@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.problems import NON_UTF8, IngestError, Problems, where
 
 COMPRESSED_SUFFIXES = (".gz", ".dz", ".bz2", ".xz", ".zst")
@@ -115,6 +116,19 @@ def iter_jsonl(path: Path, problems: Problems) -> Iterator[tuple[int, Any]]:
             )
             continue
         yield lineno, value
+
+
+def json_lines(path: Path, fix: str) -> Iterator[tuple[int, Any]]:
+    """(line number, value) for each non-blank line of a JSONL file a user wrote (queries,
+    tasks); the first line that is not JSON stops it with an error naming the line and `fix`."""
+    for number, line in enumerate(path.read_text("utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise HopforgeError(f"{path}:{number}: not valid JSON ({exc.msg}); {fix}") from None
+        yield number, value
 
 
 def _skip_ws(text: str, pos: int) -> int:

@@ -3,47 +3,28 @@
 `normalize_answer` (hopforge.synth.answers, shared with the question checks so that both judge an
 answer alike) lowercases, removes punctuation, drops the articles a / an / the and collapses
 whitespace. A prediction is scored against the gold answer and every alias; the best match counts.
-`grade_answer` is the reward of a final answer (hopforge.synth.reward.grade: lists as sets,
-"not found" only on unanswerable questions), the same function verl and TRL's GRPO call.
+`grade_answer` (hopforge.synth.answers, shared with the eval) is the reward of a final answer
+(hopforge.synth.reward.grade: lists as sets, "not found" only on unanswerable questions), the
+same function verl and TRL's GRPO call.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
-from hopforge.synth.answers import list_items, normalize_answer
-from hopforge.synth.records import NOT_FOUND, Question
-from hopforge.synth.reward import grade
+from hopforge.synth.answers import (
+    answer_type,
+    gold_answers,
+    grade_answer,
+    list_items,
+    normalize_answer,
+    unanswerable,
+)
+from hopforge.synth.records import Question
 
 __all__ = ["answer_is_right", "answer_type", "exact_match", "gold_answers", "grade_answer",
            "list_items", "mentions_answer", "normalize_answer", "token_f1", "unanswerable"]
-
-
-def unanswerable(question: Question) -> bool:
-    """True when the right answer is a justified "not found"."""
-    spec = question.spec
-    return (question.kind == "unanswerable" or bool(spec and spec.unanswerable)
-            or normalize_answer(question.answer) == normalize_answer(NOT_FOUND))
-
-
-def answer_type(question: Question) -> str:
-    """How the reward compares answers: "not_found", the spec's type, or "" (unknown)."""
-    if unanswerable(question):
-        return "not_found"
-    return question.spec.answer_type if question.spec is not None else ""
-
-
-def gold_answers(answer: str, aliases: Iterable[str] = ()) -> tuple[str, ...]:
-    """The answer followed by its aliases, without empty or repeated (normalized) entries."""
-    seen: set[str] = set()
-    out: list[str] = []
-    for a in (answer, *aliases):
-        n = normalize_answer(a)
-        if n and n not in seen:
-            seen.add(n)
-            out.append(a)
-    return tuple(out)
 
 
 def exact_match(prediction: str, golds: Sequence[str]) -> float:
@@ -77,12 +58,6 @@ def mentions_answer(text: str, golds: Sequence[str]) -> bool:
     """True when any normalized gold answer occurs as a whole-token span of the normalized text."""
     hay = f" {normalize_answer(text)} "
     return any(f" {g} " in hay for g in (normalize_answer(x) for x in golds) if g)
-
-
-def grade_answer(prediction: str, question: Question) -> float:
-    """The answer reward of `prediction` for `question` (1.0 or 0.0), as the RL rows grade it."""
-    golds = gold_answers(question.answer, question.answer_aliases)
-    return grade(prediction, golds, answer_type(question))
 
 
 def answer_is_right(prediction: str, question: Question) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from hopforge.flows.commands.subcommand import add_command
 from hopforge.flows.config.build_file import BUILTIN_SOURCES
 
 INGEST_HELP = """\
@@ -31,12 +32,8 @@ the first one). Sources without links of their own get links by title mention.
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add this module's subcommands to the `hopforge` parser."""
-    p = sub.add_parser(
-        "ingest",
-        help="read sources into a build's corpus (documents + links)",
-        description=INGEST_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = add_command(sub, "ingest", description=INGEST_HELP,
+                    help="read sources into a build's corpus (documents + links)")
     p.add_argument("sources", nargs="+", metavar="SOURCE", help="files or folders to read")
     p.add_argument("--out", required=True, metavar="BUILD", help="build directory to write")
     p.add_argument("--force", action="store_true",

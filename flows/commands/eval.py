@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-from hopforge.flows.config.teacher import add_teacher_arguments, positive_int
+from hopforge.flows.commands.subcommand import add_command, progress_bar
+from hopforge.flows.config.teacher import add_teacher_arguments, open_teacher, positive_int
+from hopforge.synth.evaluation.config import (
+    EvalConfig,
+    parse_budgets,
+    parse_faults,
+    parse_injection,
+)
+from hopforge.synth.evaluation.evaluate import EvalRequest, run_eval
 
 DESCRIPTION = """\
 Run a teacher on tasks of BUILD at each turn budget (--budgets, in tool calls) under each fault
@@ -20,12 +27,8 @@ nearest below when too few (the report says so). --inject breaks the teacher on 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add this module's subcommands to the `hopforge` parser."""
-    p = sub.add_parser(
-        "eval",
-        help="measure a teacher: success and error onset per turn budget and fault mix",
-        description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = add_command(sub, "eval", description=DESCRIPTION,
+                    help="measure a teacher: success and error onset per turn budget and fault mix")
     p.add_argument("build", type=Path, metavar="BUILD", help="the build directory")
     add_teacher_arguments(p)
     g = p.add_argument_group("eval")
@@ -56,13 +59,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def _run(args: argparse.Namespace) -> int:
-    from hopforge.flows.config.teacher import open_teacher
-    from hopforge.flows.stages.eval import EvalRequest, run_eval
-    from hopforge.synth.evaluation.injections import parse_injection
-    from hopforge.synth.evaluation.presets import parse_budgets, parse_faults
-    from hopforge.synth.evaluation.runner import EvalConfig
-    from tqdm import tqdm
-
     config = EvalConfig(
         budgets=parse_budgets(args.budgets), faults=parse_faults(args.faults),
         injections=tuple(parse_injection(i) for i in args.inject), seed=args.seed,
@@ -72,18 +68,8 @@ def _run(args: argparse.Namespace) -> int:
     )
     request = EvalRequest(build=args.build, out=args.out, n=args.n, tasks=args.tasks)
     teacher = open_teacher(args)
-    bar = tqdm(total=0, unit="task", desc="eval", file=sys.stderr,
-               disable=not sys.stderr.isatty())
-
-    def progress(done: int, total: int) -> None:
-        bar.total = total
-        bar.n = done
-        bar.refresh()
-
-    try:
+    with progress_bar("task", "eval") as progress:
         summary = run_eval(request, config, model=teacher, progress=progress)
-    finally:
-        bar.close()
     for run in summary["runs"]:
         print(f"budget {run['budget']:>5}  faults {run['faults']:<6} tasks {run['tasks']:>3}  "
               f"success {run['success']}  valid calls {run['valid_call_rate']}  "

@@ -11,6 +11,7 @@ from typing import Any
 
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.index import IndexConfig
+from hopforge.corpus.textio import json_lines
 from hopforge.flows.config.flags import add_setting, given
 
 # the IndexConfig fields whose flags (`add_setting`) set them as they are
@@ -94,17 +95,10 @@ def _read_queries(path: Path) -> list[tuple[Any, str]]:
         raise HopforgeError(f"queries file {path} does not exist: give a JSONL file of "
                             '{"id": ..., "query": ...} lines')
     out = []
-    for number, line in enumerate(path.read_text("utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise HopforgeError(f"{path}:{number}: not valid JSON ({exc.msg}); each line must be "
-                                '{"id": ..., "query": "..."}') from exc
+    for number, row in json_lines(path, 'each line must be {"id": ..., "query": "..."}'):
         if not isinstance(row, dict) or "id" not in row or not isinstance(row.get("query"), str):
             raise HopforgeError(f'{path}:{number}: expected an object with "id" and a string '
-                                f'"query", got {line[:120]!r}')
+                                f'"query", got {json.dumps(row, ensure_ascii=False)[:120]!r}')
         out.append((row["id"], row["query"]))
     return out
 

@@ -9,6 +9,7 @@ import sys
 
 from hopforge.corpus.errors import HopforgeError
 from hopforge.flows.build.registry import find_stage
+from hopforge.flows.commands.subcommand import add_command
 from hopforge.flows.config.flags import add_setting, given
 from hopforge.synth.questions.config import QuestionConfig, Rung
 
@@ -81,8 +82,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add this module's subcommands to the `hopforge` parser."""
     from hopforge.flows.config.teacher import add_teacher_arguments
 
-    p = sub.add_parser(
-        "questions",
+    p = add_command(
+        sub, "questions",
         help="sample hard multi-hop questions (chain, comparison, intersection, aggregation, "
         "unanswerable) with checks",
         description="Sample task specs from a build's corpus (mention chains, comparisons, "
@@ -91,7 +92,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "no single search finds the answer, no leaked names, the answer's type, uniqueness on "
         "the corpus, grounding in the spec, answerability, near-duplicates.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("build", metavar="BUILD", help="build directory (holds corpus/ and index/)")
     add_setting(p, QuestionConfig, "n", "-n", metavar="N")

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from hopforge.flows.commands.subcommand import add_command
 from hopforge.flows.config.teacher import positive_int
 
 # The settings `--workers` hands each worker process (uvicorn's factory takes no arguments).
@@ -31,9 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     from hopforge.corpus.http_app import DEFAULT_MAX_PENDING, DEFAULT_THREADS
     from hopforge.corpus.service import DEFAULT_PORT
 
-    p = sub.add_parser("serve-search", help="serve a build's search tools over HTTP",
-                       description=DESCRIPTION,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add_command(sub, "serve-search", help="serve a build's search tools over HTTP",
+                    description=DESCRIPTION)
     p.add_argument("build", type=Path, metavar="BUILD", help="build directory with an index")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
     p.add_argument("--port", type=int, default=DEFAULT_PORT,

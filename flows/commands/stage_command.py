@@ -76,7 +76,7 @@ def finish_command(build_root: str | Path, begun: StageRun | StageResult | None,
                    stats: dict[str, Any]) -> None:
     """Write the done-marker of a stage `begin_command` started (nothing for the other cases).
 
-    `stats`: what the engine's adapter of the stage returns (`stages.headline` of its report).
+    `stats`: what the stage's `Stage.run` returns (`Stage.figures` of its report).
     """
     if isinstance(begun, StageRun):
         finish_stage(build_root, begun, stats)

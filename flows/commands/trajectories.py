@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import logging
-import sys
 from pathlib import Path
 from typing import Any
 
 from hopforge.flows.build.registry import find_stage
+from hopforge.flows.commands.subcommand import add_command, progress_bar
 from hopforge.flows.config.flags import add_setting, given
 from hopforge.flows.config.teacher import add_teacher_arguments
 from hopforge.synth.trajectories.stage import TrajectoryConfig
@@ -29,12 +29,8 @@ options, continues where it stopped; --force starts over."""
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add this module's subcommands to the `hopforge` parser."""
-    p = sub.add_parser(
-        "trajectories",
-        help="solve the accepted questions with the teacher and the search tools",
-        description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = add_command(sub, "trajectories", description=DESCRIPTION,
+                    help="solve the accepted questions with the teacher and the search tools")
     p.add_argument("build", type=Path, metavar="BUILD", help="the build directory")
     add_teacher_arguments(p)
     g = p.add_argument_group(
@@ -85,7 +81,6 @@ def _run(args: argparse.Namespace) -> int:
     from hopforge.flows.commands.stage_command import begin_command, done_message, finish_command
     from hopforge.flows.config.teacher import open_settings, resolve_teacher
     from hopforge.flows.stages.trajectories import run_trajectories_build
-    from tqdm import tqdm
 
     settings = resolve_teacher(args)
     config = dataclasses.replace(config_from_args(args), reasoning=settings.config.reasoning)
@@ -95,15 +90,7 @@ def _run(args: argparse.Namespace) -> int:
         print(done_message(args.build, "trajectories"))
         return 0
     teacher = open_settings(settings)
-    bar = tqdm(total=0, unit="traj", desc="trajectories", file=sys.stderr,
-               disable=not sys.stderr.isatty())
-
-    def progress(done: int, total: int) -> None:
-        bar.total = total
-        bar.n = done
-        bar.refresh()
-
-    try:
+    with progress_bar("traj", "trajectories") as progress:
         searcher = None
         if args.tools_url:
             from hopforge.corpus.remote import RemoteSearcher
@@ -112,8 +99,6 @@ def _run(args: argparse.Namespace) -> int:
         report = run_trajectories_build(BuildDir.at(args.build), config, teacher=teacher,
                                         force=args.force, progress=progress,
                                         searcher=searcher)  # type: ignore[arg-type]
-    finally:
-        bar.close()
     finish_command(args.build, begun, find_stage("trajectories").figures(report))
     terms = ", ".join(f"{k} {v}" for k, v in report["terminations"].items() if v)
     turns = report["turns"]

@@ -1,6 +1,6 @@
 """Scripted failure modes for validating the harness: a `ChatModel` wrapper that breaks a teacher.
 
-`--inject` takes, repeatably:
+`--inject` takes, repeatably (parsed by `config.parse_injection`):
 
 - `repeat@N`: from call N on, the model sends its previous call again, every turn.
 - `bad-args@N`: from call N on, every argument name is misspelled (the schema rejects it).
@@ -20,49 +20,21 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from hopforge.corpus.records import Document
 from hopforge.corpus.tools import is_final, is_read
 from hopforge.synth.annotate import call_intent
-from hopforge.synth.evaluation.presets import EvalInputError
+from hopforge.synth.evaluation.config import Injection
 from hopforge.synth.evaluation.tasks import check_phrase, tracked_docs
 from hopforge.synth.records import Question, ToolCall
 from hopforge.synth.teacher.chat import ChatModel, Completion, Message
 from hopforge.synth.teacher.tool_calls import ToolCallParseError, parse_completion
 from hopforge.synth.trajectories.faults import TRUNCATION_NOTE, empty_result
 
-INJECTION_KINDS: tuple[str, ...] = ("repeat", "bad-args", "forget", "ignore-faults")
 MAX_HIDDEN_REACTIONS = 8  # ignore-faults: reactions answered behind the scenes, at most
 _SPLIT = re.compile(r"\s*(?:,|;|\band\b)\s*")
-
-
-@dataclass(frozen=True, slots=True)
-class Injection:
-    """One failure mode and the call number (from 1) at which it starts."""
-
-    kind: str
-    turn: int = 0
-
-    def __str__(self) -> str:
-        return self.kind if self.kind == "ignore-faults" else f"{self.kind}@{self.turn}"
-
-
-def parse_injection(text: str) -> Injection:
-    """`repeat@N`, `bad-args@N`, `forget@N` or `ignore-faults`."""
-    kind, _, at = text.strip().partition("@")
-    if kind not in INJECTION_KINDS:
-        raise EvalInputError(f"--inject {text!r}: unknown failure mode {kind!r}; use "
-                             "repeat@N, bad-args@N, forget@N or ignore-faults")
-    if kind == "ignore-faults":
-        if at:
-            raise EvalInputError(f"--inject {text!r}: ignore-faults takes no turn; drop @{at}")
-        return Injection(kind)
-    if not at.isdigit() or int(at) < 1:
-        raise EvalInputError(f"--inject {text!r}: {kind} needs the call number it starts at, "
-                             f"a whole number from 1, e.g. {kind}@20")
-    return Injection(kind, int(at))
 
 
 def _call_of(completion: Completion) -> ToolCall | None:

@@ -3,77 +3,39 @@
 Each cell is one `run_trajectories` call with the budget as `max_turns` and the fault preset as
 the fault layer, so an eval sees the same loop, tools, context and faults as a build. The agent
 loop's no-progress rule (gold evidence only) is switched off in favour of the eval's
-plan-change stop (synth/evaluation/stops.py), which also counts an aggregation's items.
+plan-change stop (stops.py), which also counts an aggregation's items.
+
+A finished cell's trajectories are written to DIR/trajectories/budget-B_faults-F.jsonl as soon
+as it ends, then a `.cell.json` beside them with the key of what made them (teacher, settings,
+tasks); `finished_cell` gives such a cell back to a later run with the same key, so a dead
+server or a kill costs only the cell that was running.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
+import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
-from hopforge.corpus.errors import HopforgeError
+from hopforge.corpus.parts import atomic_write_bytes, write_json
 from hopforge.corpus.records import Document
 from hopforge.corpus.search import Searcher
-from hopforge.synth.evaluation.injections import InjectingTeacher, Injection
-from hopforge.synth.evaluation.presets import FAULT_PRESETS, fault_preset
+from hopforge.synth.evaluation.config import EvalConfig
+from hopforge.synth.evaluation.injections import InjectingTeacher
 from hopforge.synth.evaluation.stops import plan_change_stop
 from hopforge.synth.evaluation.tasks import Ladder
 from hopforge.synth.records import Question, Trajectory
 from hopforge.synth.teacher.chat import ChatModel
-from hopforge.synth.trajectories.faults import FaultConfig
-from hopforge.synth.trajectories.scripted import ScriptedConfig, ScriptedTeacher
-from hopforge.synth.trajectories.stage import (
-    TeacherFactory,
-    TrajectoryConfig,
-    run_trajectories,
-    trajectory_id,
-)
+from hopforge.synth.trajectories.scripted import ScriptedTeacher
+from hopforge.synth.trajectories.stage import TeacherFactory, run_trajectories, trajectory_id
 
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class EvalConfig:
-    """What an eval runs: budgets, fault mixes, injections, and the agent loop's settings."""
-
-    budgets: tuple[int, ...] = (10, 50, 100, 600)
-    faults: tuple[str, ...] = ("none", "light", "heavy")
-    injections: tuple[Injection, ...] = ()
-    seed: int = 0
-    concurrency: int = 16
-    repeat_limit: int = 3  # a call repeated more than this within repeat_window: handoff
-    repeat_window: int = 20
-    plan_change_limit: int = 10  # plan changes in a row without new evidence: handoff
-    checkpoint_every: int = 16
-    keep_results: int = 5
-    context_tokens: int = 32_768
-    max_tokens: int = 1024
-    temperature: float = 0.7
-    # the scripted reference takes no deliberate detours and gives no early (wrong) answers:
-    # it shows what the harness reports for a teacher that follows the plan
-    scripted: ScriptedConfig = field(
-        default_factory=lambda: ScriptedConfig(wrong_doc=0.0, early_answer=0.0))
-    presets: Mapping[str, FaultConfig] = field(default_factory=lambda: dict(FAULT_PRESETS))
-
-    def __post_init__(self) -> None:
-        if not self.budgets or not self.faults:
-            raise HopforgeError("EvalConfig needs at least one budget and one fault mix")
-        if not 1 <= self.plan_change_limit <= 100_000:
-            raise HopforgeError(f"EvalConfig.plan_change_limit = {self.plan_change_limit!r} is "
-                                "out of range: use 1 to 100000")
-        for name in self.faults:
-            if name not in self.presets:
-                fault_preset(name)  # raises with the list of presets
-
-    def trajectory_config(self, budget: int, faults: str) -> TrajectoryConfig:
-        """The trajectories stage's config for one cell."""
-        return TrajectoryConfig(
-            max_turns=budget, concurrency=self.concurrency, keep_results=self.keep_results,
-            checkpoint_every=self.checkpoint_every, context_tokens=self.context_tokens,
-            max_tokens=self.max_tokens, temperature=self.temperature,
-            repeat_limit=self.repeat_limit, repeat_window=self.repeat_window,
-            no_progress_turns=budget + 1, seed=self.seed, faults=self.presets[faults],
-            scripted=self.scripted,
-        )
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -145,3 +107,67 @@ async def run_cells(
                 on_cell(cell)
             cells.append(cell)
     return cells
+
+
+async def run_with(model: ChatModel | None, ladders: Sequence[Ladder], searcher: Searcher,
+                   config: EvalConfig, **callbacks: Any) -> list[Cell]:
+    """`run_cells` (`callbacks`: its keyword arguments) with `model` opened first, when it is
+    an async context, and closed after."""
+    enter = getattr(model, "__aenter__", None)
+    if enter is not None:
+        await enter()
+    try:
+        return await run_cells(ladders, searcher, model, config, **callbacks)
+    finally:
+        close = getattr(model, "aclose", None)
+        if close is not None:
+            await close()
+
+
+def cell_path(out: Path, budget: int, faults: str) -> Path:
+    """DIR/trajectories/budget-B_faults-F.jsonl: the raw trajectories of one cell."""
+    return out / "trajectories" / f"budget-{budget}_faults-{faults}.jsonl"
+
+
+def cell_key(teacher: str, config: EvalConfig, ladder: Ladder, faults: str) -> str:
+    """What makes a cell's trajectories: the teacher, the settings, the budget, mix and tasks."""
+    settings = {k: v for k, v in dataclasses.asdict(config).items()
+                if k not in ("budgets", "faults", "concurrency")}
+    body = {"teacher": teacher, "settings": settings, "budget": ladder.budget,
+            "faults": faults, "tasks": [q.qid for q in ladder.tasks]}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def write_cell(out: Path, cell: Cell, key: str) -> Path:
+    """Write a finished cell's trajectories, then its `.cell.json` (which marks it finished)."""
+    path = cell_path(out, cell.budget, cell.faults)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    body = "".join(json.dumps(t.to_row(), ensure_ascii=False) + "\n" for t in cell.trajectories)
+    atomic_write_bytes(path, body.encode("utf-8"))
+    meta = {"key": key, "seconds": round(cell.seconds, 3),
+            "injected": {tid: [list(i) for i in v] for tid, v in cell.injected.items()}}
+    write_json(path.with_suffix(".cell.json"), meta)  # last: the cell counts as finished
+    return path
+
+
+def finished_cell(out: Path, key: str, ladder: Ladder, faults: str) -> Cell | None:
+    """The cell an earlier run finished in `out` with `key`, or None when it has to run."""
+    path = cell_path(out, ladder.budget, faults)
+    meta_path = path.with_suffix(".cell.json")
+    try:
+        meta = json.loads(meta_path.read_text("utf-8"))
+        if meta.get("key") != key:
+            return None
+        runs = tuple(Trajectory.from_row(json.loads(line))
+                     for line in path.read_text("utf-8").splitlines() if line.strip())
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # not finished, or from other settings: run it
+    if {t.qid for t in runs} != {q.qid for q in ladder.tasks}:
+        return None
+    log.info("budget %d, faults %s: reusing the %d trajectories of an earlier run (%s)",
+             ladder.budget, faults, len(runs), path)
+    return Cell(budget=ladder.budget, faults=faults, tasks=ladder.tasks, trajectories=runs,
+                seconds=float(meta.get("seconds", 0.0)),
+                injected={tid: tuple((int(t), str(m)) for t, m in v)
+                          for tid, v in (meta.get("injected") or {}).items()})

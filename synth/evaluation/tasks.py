@@ -9,13 +9,15 @@ estimate of two calls per evidence document plus the answer, and the note says t
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from hopforge.synth.evaluation.presets import EvalInputError
+from hopforge.corpus.layout import BuildDir
+from hopforge.corpus.parts import read_parts
+from hopforge.corpus.textio import json_lines
+from hopforge.synth.evaluation.config import EvalInputError
 from hopforge.synth.records import Question
 
 
@@ -83,14 +85,7 @@ def load_tasks(path: Path) -> list[Question]:
     if not path.is_file():
         raise EvalInputError(f"--tasks {path}: no such file; give a JSONL file of questions")
     out: list[Question] = []
-    for number, line in enumerate(path.read_text("utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise EvalInputError(f"{path}:{number}: not JSON ({exc.msg}); write one "
-                                 "question object per line") from None
+    for number, row in json_lines(path, "write one question object per line"):
         missing = [k for k in ("qid", "question", "answer") if not isinstance(row, dict)
                    or not row.get(k)]
         if missing:
@@ -103,6 +98,14 @@ def load_tasks(path: Path) -> list[Question]:
         if not question.rejected:
             out.append(question)
     return out
+
+
+def build_questions(build: BuildDir) -> list[Question]:
+    """The accepted questions of BUILD/questions (empty `rejected`), in order."""
+    if not build.questions.is_dir():
+        raise EvalInputError(f"no questions in {build.questions}: run "
+                             f"`hopforge questions {build.root}` first")
+    return [q for q in map(Question.from_row, read_parts(build.questions)) if not q.rejected]
 
 
 def tracked_docs(question: Question) -> tuple[str, ...]:

@@ -4,9 +4,9 @@ import asyncio
 from typing import Any
 
 import pytest
-from hopforge.filters.eval_metrics import TaskResult, measure
-from hopforge.synth.evaluation.injections import parse_injection
-from hopforge.synth.evaluation.runner import EvalConfig, run_cells
+from hopforge.synth.evaluation.config import EvalConfig, parse_injection
+from hopforge.synth.evaluation.metrics import TaskResult, measure
+from hopforge.synth.evaluation.runner import run_cells
 from hopforge.synth.evaluation.tasks import Ladder
 from hopforge.synth.records import Question
 from hopforge.synth.trajectories.faults import FaultConfig

@@ -2,7 +2,7 @@
 
 Turns are numbered from 1 (the first tool call). For one trajectory:
 
-- success: the final answer matches the gold answer or an alias (filters/answers.py); a list
+- success: the final answer matches the gold answer or an alias (synth/answers.py); a list
   answer matches as a set of names; "not found" counts only for an unanswerable task, and only
   as a justified stop: every item of an aggregation was read (a valid open or find of each),
   or, for a task without items, at least `min_calls - 1` valid calls were made before it. A handoff
@@ -31,8 +31,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from hopforge.corpus.tools import is_final, is_read, is_search, tool_named
-from hopforge.filters.answers import grade_answer, list_items, normalize_answer, unanswerable
 from hopforge.synth.annotate import call_intent, normalize_call
+from hopforge.synth.answers import grade_answer, list_items, normalize_answer, unanswerable
 from hopforge.synth.evaluation.stops import HANDOFFS, shown_docs, task_docs
 from hopforge.synth.evaluation.tasks import task_min_calls, tracked_docs
 from hopforge.synth.records import Question, Trajectory, Turn

@@ -1,13 +1,17 @@
-"""The eval's PNG plots: success against budget, and error onset against budget."""
+"""The eval's PNG plots: success against budget, and error onset against budget.
+
+matplotlib is imported when a plot is drawn: `hopforge` imports this module to build its parser,
+and every command would otherwise pay for loading it."""
 
 from __future__ import annotations
 
+import io
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from hopforge.corpus.parts import atomic_write_bytes
-from hopforge.filters.eval_metrics import ONSET_KINDS
+from hopforge.synth.evaluation.metrics import ONSET_KINDS
 
 
 def _figure(rows: int, cols: int, size: tuple[float, float]) -> tuple[Any, Any]:
@@ -19,8 +23,6 @@ def _figure(rows: int, cols: int, size: tuple[float, float]) -> tuple[Any, Any]:
 
 def _save(fig: Any, path: Path, left: float, bottom: float, right: float = 0.98,
           top: float = 0.9) -> Path:
-    import io
-
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     FigureCanvasAgg(fig)

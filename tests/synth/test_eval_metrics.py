@@ -3,15 +3,15 @@
 from typing import Any
 
 import pytest
-from hopforge.filters.eval_metrics import is_success, measure
-from hopforge.filters.eval_summary import render_report, summarize_run
-from hopforge.synth.evaluation.presets import (
+from hopforge.synth.evaluation.config import (
     FAULT_PRESETS,
     EvalInputError,
     parse_budgets,
     parse_faults,
 )
+from hopforge.synth.evaluation.metrics import is_success, measure
 from hopforge.synth.evaluation.stops import handoff_state, plan_change_stop
+from hopforge.synth.evaluation.summary import render_report, summarize_run
 from hopforge.synth.evaluation.tasks import select_ladders
 from hopforge.synth.records import NOT_FOUND, Fault, Question, Spec, ToolCall, Trajectory, Turn
 

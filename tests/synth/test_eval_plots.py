@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hopforge.filters.eval_metrics import ONSET_KINDS
-from hopforge.filters.eval_plots import eval_plots, onset_figure, success_figure
+from hopforge.synth.evaluation.metrics import ONSET_KINDS
+from hopforge.synth.evaluation.plots import eval_plots, onset_figure, success_figure
 
 
 def _runs() -> list[dict]:

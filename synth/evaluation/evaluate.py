@@ -5,16 +5,13 @@ DIR/summary.json holds `{"eval": {...}, "ladders": [...], "runs": [...]}`, one r
 DIR/trajectories/budget-B_faults-F.jsonl the raw trajectories of each cell; DIR/handoffs.jsonl
 the state of every handed-off run; DIR/tasks.jsonl the tasks of each budget.
 
-A finished cell's trajectories are written as soon as it ends, beside a `.cell.json` with the key
-of what made them (teacher, settings, tasks); running the same eval again into the same DIR
-reuses every finished cell with that key, so a dead server or a kill costs only the cell that
-was running.
+Running the same eval again into the same DIR reuses every cell an earlier run finished with
+the same teacher, settings and tasks (runner.py).
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import logging
 import time
@@ -26,16 +23,13 @@ from typing import Any
 from hopforge.corpus.layout import BuildDir
 from hopforge.corpus.parts import atomic_write_bytes, write_json
 from hopforge.corpus.search import Searcher, open_searcher
-from hopforge.filters.eval_metrics import measure
-from hopforge.filters.eval_plots import eval_plots
-from hopforge.filters.eval_summary import render_report, summarize_run
-from hopforge.flows.config.settings_hash import digest
-from hopforge.flows.stages.trajectories import accepted_questions
-from hopforge.synth.evaluation.presets import EvalInputError
-from hopforge.synth.evaluation.runner import Cell, EvalConfig, run_cells
+from hopforge.synth.evaluation.config import EvalConfig, EvalInputError
+from hopforge.synth.evaluation.metrics import measure
+from hopforge.synth.evaluation.plots import eval_plots
+from hopforge.synth.evaluation.runner import Cell, cell_key, finished_cell, run_with, write_cell
 from hopforge.synth.evaluation.stops import HANDOFFS, handoff_state
-from hopforge.synth.evaluation.tasks import Ladder, load_tasks, select_ladders
-from hopforge.synth.records import Trajectory
+from hopforge.synth.evaluation.summary import min_calls_range, render_report, summarize_run
+from hopforge.synth.evaluation.tasks import Ladder, build_questions, load_tasks, select_ladders
 from hopforge.synth.teacher.chat import ChatModel
 
 log = logging.getLogger(__name__)
@@ -67,7 +61,7 @@ def ladders_for(request: EvalRequest, config: EvalConfig) -> tuple[list[Ladder],
     if not build.root.is_dir():
         raise EvalInputError(f"{build.root} is not a build directory: run `hopforge build` or "
                              "`hopforge demo` first, or pass --tasks FILE")
-    questions = accepted_questions(build)
+    questions = build_questions(build)
     if not questions:
         raise EvalInputError(f"{build.questions} holds no accepted questions: run "
                              f"`hopforge questions {build.root}` first, or pass --tasks FILE")
@@ -75,58 +69,8 @@ def ladders_for(request: EvalRequest, config: EvalConfig) -> tuple[list[Ladder],
         f"accepted questions of {build.root}, {window}")
 
 
-def _cell_path(out: Path, budget: int, faults: str) -> Path:
-    return out / "trajectories" / f"budget-{budget}_faults-{faults}.jsonl"
-
-
-def cell_key(teacher: str, config: EvalConfig, ladder: Ladder, faults: str) -> str:
-    """What makes a cell's trajectories: the teacher, the settings, the budget, mix and tasks."""
-    settings = {k: v for k, v in dataclasses.asdict(config).items()
-                if k not in ("budgets", "faults", "concurrency")}
-    return digest({"teacher": teacher, "settings": settings, "budget": ladder.budget,
-                   "faults": faults, "tasks": [q.qid for q in ladder.tasks]})
-
-
-def _write_cell(out: Path, cell: Cell, key: str) -> Path:
-    path = _cell_path(out, cell.budget, cell.faults)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    body = "".join(json.dumps(t.to_row(), ensure_ascii=False) + "\n" for t in cell.trajectories)
-    atomic_write_bytes(path, body.encode("utf-8"))
-    meta = {"key": key, "seconds": round(cell.seconds, 3),
-            "injected": {tid: [list(i) for i in v] for tid, v in cell.injected.items()}}
-    write_json(path.with_suffix(".cell.json"), meta)  # last: the cell counts as finished
-    return path
-
-
-def _finished_cell(out: Path, key: str, ladder: Ladder, faults: str) -> Cell | None:
-    path = _cell_path(out, ladder.budget, faults)
-    meta_path = path.with_suffix(".cell.json")
-    try:
-        meta = json.loads(meta_path.read_text("utf-8"))
-        if meta.get("key") != key:
-            return None
-        runs = tuple(Trajectory.from_row(json.loads(line))
-                     for line in path.read_text("utf-8").splitlines() if line.strip())
-    except (OSError, ValueError, KeyError, TypeError):
-        return None  # not finished, or from other settings: run it
-    if {t.qid for t in runs} != {q.qid for q in ladder.tasks}:
-        return None
-    log.info("budget %d, faults %s: reusing the %d trajectories of an earlier run (%s)",
-             ladder.budget, faults, len(runs), path)
-    return Cell(budget=ladder.budget, faults=faults, tasks=ladder.tasks, trajectories=runs,
-                seconds=float(meta.get("seconds", 0.0)),
-                injected={tid: tuple((int(t), str(m)) for t, m in v)
-                          for tid, v in (meta.get("injected") or {}).items()})
-
-
-def run_eval(
-    request: EvalRequest,
-    config: EvalConfig,
-    *,
-    model: ChatModel | None = None,
-    searcher: Searcher | None = None,
-    progress: Progress = None,
-) -> dict[str, Any]:
+def run_eval(request: EvalRequest, config: EvalConfig, *, model: ChatModel | None = None,
+             searcher: Searcher | None = None, progress: Progress = None) -> dict[str, Any]:
     """Run the eval (`model` None: the scripted teacher) and write DIR; returns the summary."""
     started = time.perf_counter()
     ladders, source = ladders_for(request, config)
@@ -155,12 +99,12 @@ def run_eval(
             for ladder in ladders for faults in config.faults}
 
     def finished(ladder: Ladder, faults: str) -> Cell | None:
-        return _finished_cell(out, keys[ladder.budget, faults], ladder, faults)
+        return finished_cell(out, keys[ladder.budget, faults], ladder, faults)
 
     def on_cell(cell: Cell) -> None:
         by_qid = {q.qid: q for q in cell.tasks}
         results = [measure(t, by_qid[t.qid], titles) for t in cell.trajectories]
-        _write_cell(out, cell, keys[cell.budget, cell.faults])
+        write_cell(out, cell, keys[cell.budget, cell.faults])
         for t in cell.trajectories:
             if t.termination in HANDOFFS:
                 handoffs.append({"budget": cell.budget, "faults": cell.faults,
@@ -177,7 +121,8 @@ def run_eval(
         log.info("budget %d, faults %s: %d tasks, success %s, valid calls %s",
                  cell.budget, cell.faults, row["tasks"], row["success"], row["valid_call_rate"])
 
-    asyncio.run(_run(ladders, searcher, model, config, on_result, on_cell, finished))
+    asyncio.run(run_with(model, ladders, searcher, config, on_result=on_result,
+                         on_cell=on_cell, finished=finished))
     summary = {
         "eval": {
             "build": str(request.build), "teacher": teacher,
@@ -188,7 +133,7 @@ def run_eval(
             "seconds": round(time.perf_counter() - started, 3),
         },
         "ladders": [{"budget": ladder.budget, "tasks": len(ladder.tasks),
-                     "min_calls_range": _range(ladder.min_calls), "note": ladder.note}
+                     "min_calls_range": min_calls_range(ladder.min_calls), "note": ladder.note}
                     for ladder in ladders],
         "runs": runs,
     }
@@ -201,26 +146,3 @@ def run_eval(
         for ladder in ladders for q in ladder.tasks).encode("utf-8"))
     eval_plots(runs, out)
     return summary
-
-
-def _range(values: list[int]) -> str:
-    if not values:
-        return "-"
-    lo, hi = min(values), max(values)
-    return str(lo) if lo == hi else f"{lo}-{hi}"
-
-
-async def _run(ladders: list[Ladder], searcher: Searcher, model: ChatModel | None,
-               config: EvalConfig, on_result: Callable[[Any], None],
-               on_cell: Callable[[Cell], None],
-               finished: Callable[[Ladder, str], Cell | None]) -> None:
-    enter = getattr(model, "__aenter__", None)
-    if enter is not None:
-        await enter()
-    try:
-        await run_cells(ladders, searcher, model, config, on_result=on_result, on_cell=on_cell,
-                        finished=finished)
-    finally:
-        close = getattr(model, "aclose", None)
-        if close is not None:
-            await close()

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hopforge.filters.eval_metrics import ONSET_KINDS, TaskResult
+from hopforge.synth.evaluation.metrics import ONSET_KINDS, TaskResult
 from hopforge.synth.records import TERMINATIONS
 
 
@@ -17,6 +17,14 @@ def _share(num: float, den: float, digits: int = 3) -> float | None:
 
 def _median(values: Sequence[float]) -> float | None:
     return round(float(statistics.median(values)), 1) if values else None
+
+
+def min_calls_range(values: Sequence[int]) -> str:
+    """"lo-hi" of a ladder's min_calls ("lo" when all are the same, "-" when it has no tasks)."""
+    if not values:
+        return "-"
+    lo, hi = min(values), max(values)
+    return str(lo) if lo == hi else f"{lo}-{hi}"
 
 
 def summarize_run(budget: int, faults: str, results: Sequence[TaskResult],
