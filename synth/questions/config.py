@@ -5,13 +5,14 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Literal
 
-from hopforge.corpus.settings import settings
+from hopforge.corpus.settings import SETTINGS
 from hopforge.synth.questions.families import MAX_DEPTH
 from hopforge.synth.records import QUESTION_KINDS
 from pydantic import Field
+from pydantic.dataclasses import dataclass
 
 
-@settings
+@dataclass(frozen=True, slots=True, kw_only=True, config=SETTINGS)
 class Rung:
     """A rung of a ladder: `n` more accepted questions whose min_calls lies in [min_calls, max_calls]."""
 
@@ -29,7 +30,7 @@ def _share(default: float, description: str) -> Any:
     return Field(default, ge=0.0, le=1.0, description=description)
 
 
-@settings
+@dataclass(frozen=True, slots=True, kw_only=True, config=SETTINGS)
 class QuestionConfig:
     """Settings of the question stage (the `[questions]` table of a build file)."""
 

@@ -19,7 +19,7 @@ from typing import Any, Literal, cast
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.records import Document, Hit
 from hopforge.corpus.search import Searcher
-from hopforge.corpus.settings import settings
+from hopforge.corpus.settings import SETTINGS
 from hopforge.corpus.tools import ToolBox, ToolResult
 from hopforge.synth.concurrency import bounded_map
 from hopforge.synth.records import Question, Trajectory
@@ -28,6 +28,7 @@ from hopforge.synth.trajectories.faults import FaultConfig, FaultyTools
 from hopforge.synth.trajectories.loop import run_agent
 from hopforge.synth.trajectories.scripted import ScriptedConfig
 from pydantic import Field
+from pydantic.dataclasses import dataclass
 
 TeacherFactory = Callable[[Question, int, int], ChatModel]  # (question, sample, seed) -> teacher
 
@@ -35,7 +36,7 @@ TeacherFactory = Callable[[Question, int, int], ChatModel]  # (question, sample,
 SPEED_FIELDS = frozenset({"concurrency", "search_batch", "search_wait_s"})
 
 
-@settings
+@dataclass(frozen=True, slots=True, kw_only=True, config=SETTINGS)
 class TrajectoryConfig:
     """Options of the trajectories stage; validated on construction."""
 
