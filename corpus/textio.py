@@ -146,7 +146,12 @@ def _syntax_error(path: Path, text: str, pos: int, msg: str, problems: Problems)
 
 
 def _iter_members(
-    text: str, path: Path, problems: Problems, what: str, brackets: str, read_member: Callable
+    text: str,
+    path: Path,
+    problems: Problems,
+    what: str,
+    brackets: tuple[str, str],
+    read_member: Callable[[json.JSONDecoder, str, int], tuple[Any, int]],
 ) -> Iterator[tuple[int, Any]]:
     """(line number, member) of a top-level JSON container, streamed with positions.
 
@@ -196,12 +201,12 @@ def _read_key_value(decoder: json.JSONDecoder, text: str, pos: int) -> tuple[tup
 
 def iter_json_array(text: str, path: Path, problems: Problems) -> Iterator[tuple[int, Any]]:
     """(line number, element) of a top-level JSON array, streamed with positions."""
-    yield from _iter_members(text, path, problems, "list", "[]", _read_element)
+    yield from _iter_members(text, path, problems, "list", ("[", "]"), _read_element)
 
 
 def iter_json_object(text: str, path: Path, problems: Problems) -> Iterator[tuple[int, str, Any]]:
     """(line number, key, value) of a top-level JSON object, streamed with positions."""
-    for line, (key, value) in _iter_members(text, path, problems, "object", "{}", _read_key_value):
+    for line, (key, value) in _iter_members(text, path, problems, "object", ("{", "}"), _read_key_value):
         yield line, key, value
 
 

@@ -24,6 +24,7 @@ from hopforge.flows.config.build_file import (
     TeacherConfig,
     api_key_from,
 )
+from hopforge.synth.teacher.replicas import server_problem
 from hopforge.synth.teacher.wire import STRUCTURED_OUTPUT_MODES
 
 if TYPE_CHECKING:  # httpx is imported only when a model teacher is opened
@@ -175,24 +176,10 @@ def resolve_teacher(
             )
         return TeacherSettings()
     urls = flag_urls or split_urls(env.get(ENV_URL))
-    if not urls:
-        raise TeacherConfigError(
-            "--teacher openai needs a server URL: pass --teacher-url http://HOST:8000/v1 or set "
-            "HOPFORGE_TEACHER_URL (start a server with `vllm serve MODEL`)."
-        )
-    for url in urls:
-        if not url.startswith(("http://", "https://")):
-            raise TeacherConfigError(
-                f"Teacher URL {url!r} must start with http:// or https://, "
-                "e.g. http://127.0.0.1:8000/v1."
-            )
     model = (getattr(args, "teacher_model", None) or env.get(ENV_MODEL, "")).strip()
-    if not model:
-        raise TeacherConfigError(
-            "--teacher openai needs a model name: pass --teacher-model NAME or set "
-            "HOPFORGE_TEACHER_MODEL (the name the server was started with; "
-            f"GET {urls[0]}/models lists it)."
-        )
+    problem = server_problem(urls, model)
+    if problem is not None:
+        raise TeacherConfigError(problem)
     retries = getattr(args, "teacher_retries", _DEFAULT.max_retries)
     if retries < 0:
         raise TeacherConfigError(f"--teacher-retries must be >= 0, got {retries}.")

@@ -47,7 +47,7 @@ from hopforge.synth.teacher.errors import (
 )
 from hopforge.synth.teacher.pools import PoolSet
 from hopforge.synth.teacher.recording import Recorder
-from hopforge.synth.teacher.replicas import Replica, ReplicaSet
+from hopforge.synth.teacher.replicas import Replica, ReplicaSet, server_problem
 from hopforge.synth.teacher.retry import Backoff, is_retryable_status, parse_retry_after
 from hopforge.synth.teacher.stream import StreamAssembler, StreamError
 from hopforge.synth.teacher.wire import (
@@ -87,22 +87,9 @@ class OpenAIChatModel:
     ) -> None:
         urls = [base_urls] if isinstance(base_urls, str) else list(base_urls)
         urls = [u.strip().rstrip("/") for u in urls if u and u.strip()]
-        if not urls:
-            raise ModelError(
-                "No model server URL given. Pass --teacher-url http://HOST:8000/v1 "
-                "or set HOPFORGE_TEACHER_URL."
-            )
-        for url in urls:
-            if not url.startswith(("http://", "https://")):
-                raise ModelError(
-                    f"Model server URL {url!r} must start with http:// or https://, "
-                    "e.g. http://127.0.0.1:8000/v1."
-                )
-        if not model or not model.strip():
-            raise ModelError(
-                "No model name given. Pass --teacher-model NAME or set HOPFORGE_TEACHER_MODEL "
-                "(the name `vllm serve` was started with; GET /v1/models lists it)."
-            )
+        problem = server_problem(urls, model or "")
+        if problem is not None:
+            raise ModelError(problem)
         if concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {concurrency}")
         if max_retries < 0:
@@ -194,25 +181,20 @@ class OpenAIChatModel:
         self,
         messages: list[Message],
         *,
-        tools: list[dict[str, Any]] | None = None,
-        response_format: dict[str, Any] | None = None,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        seed: int | None = None,
         stage: str | None = None,
+        **options: Any,
     ) -> Completion:
-        """One chat completion, retried as configured; raises `ModelError` on failure."""
+        """One chat completion (`options` as in `CompletionOptions`), retried as configured.
+
+        Raises `ModelError` on failure.
+        """
         body = build_request(
             self.model,
             messages,
-            tools=tools,
             tool_choice=self.tool_choice,
-            response_format=response_format,
             structured_output=self.structured_output,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            seed=seed,
             extra_body=self.extra_body,
+            **options,
         )
         started = time.perf_counter()
         completion = await self._post_with_retries(body)
@@ -471,25 +453,10 @@ class StageModel:
         return self.parent.usage_by_stage.get(self.stage, Usage())
 
     async def complete(
-        self,
-        messages: list[Message],
-        *,
-        tools: list[dict[str, Any]] | None = None,
-        response_format: dict[str, Any] | None = None,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        seed: int | None = None,
+        self, messages: list[Message], **options: Any
     ) -> Completion:
         """Forward to the parent model, counting usage under this stage."""
-        return await self.parent.complete(
-            messages,
-            tools=tools,
-            response_format=response_format,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            seed=seed,
-            stage=self.stage,
-        )
+        return await self.parent.complete(messages, stage=self.stage, **options)
 
 
 class _Retryable(Exception):
