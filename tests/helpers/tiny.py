@@ -15,6 +15,28 @@ def load_tiny(path: Path = TINY_CORPUS) -> list[Document]:
                      links=tuple(r.get("links", ()))) for r in rows]
 
 
+_TINY_TABLES = """\
+[corpus]
+sources = ["{corpus}"]
+
+[index]
+dense = false
+
+[questions]
+# the tiny corpus is too small to blur phrases or to hide
+# answers from one search
+min_df = 1
+shortcut_rank = 0
+
+"""
+
+
+def tiny_build_file(corpus: Path, build: str, later: str) -> str:
+    """A build file the tiny corpus at `corpus` can run: BM25 only, question settings for so few
+    documents; `build` is the lines of its [build] table, `later` the tables after [questions]."""
+    return f"[build]\n{build}\n\n" + _TINY_TABLES.format(corpus=corpus) + later
+
+
 HOPFORGE = ["-m", "hopforge.flows.commands.cli"]  # the CLI, run by the test's interpreter
 
 
