@@ -27,7 +27,7 @@ import logging
 import random
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, NoReturn, Self
 
 import httpx
@@ -315,72 +315,53 @@ class OpenAIChatModel:
     async def _post_once(
         self, replica: Replica, body: dict[str, Any], *, stream: bool
     ) -> Completion:
-        url = f"{replica.url}/chat/completions"
-        started = time.perf_counter()
         if stream:
             body = {**body, "stream": True, "stream_options": {"include_usage": True}}
+        sent = _Try(replica=replica, body=body, stream=stream, started=time.perf_counter())
         try:
             async with self._connections().client(replica.url) as client:
-                if stream:
-                    payload = await self._read_stream(client, replica, url, body, started)
-                else:
-                    payload = await self._read_whole(client, replica, url, body, started)
+                payload = await (self._read_stream if stream else self._read_whole)(client, sent)
         except httpx.ConnectTimeout:
             problem = f"ConnectTimeout: no connection within {self._timeout.connect:g}s"
-            self._record(body, replica, started, stream, failure=problem)
+            self._record(sent, failure=problem)
             raise _Retryable(Failure(url=replica.url, problem=problem)) from None
         except httpx.TimeoutException as exc:
             what = "silent for" if stream else "no answer within"
             problem = f"{type(exc).__name__}: {what} {self._timeout.read:g}s"
-            self._record(body, replica, started, stream, failure=problem)
+            self._record(sent, failure=problem)
             raise _Retryable(Failure(url=replica.url, problem=problem, timeout=True)) from None
         except httpx.TransportError as exc:  # refused, reset, closed without an answer, ...
-            self._record(body, replica, started, stream, failure=_describe(exc))
+            self._record(sent, failure=_describe(exc))
             raise _Retryable(Failure(url=replica.url, problem=_describe(exc))) from None
         except StreamError as exc:
-            self._record(body, replica, started, stream, failure=str(exc))
+            self._record(sent, failure=str(exc))
             raise _Retryable(
                 Failure(url=replica.url, problem="error event in the stream", detail=exc.detail)
             ) from None
         self._replicas.answered(replica)
-        latency = time.perf_counter() - started
-        self._record(body, replica, started, stream, response=payload, status=200)
+        latency = time.perf_counter() - sent.started
+        self._record(sent, response=payload, status=200)
         return parse_chat_response(
             payload, url=replica.url, fallback_model=self.model, latency_s=latency
         )
 
-    async def _read_whole(
-        self,
-        client: httpx.AsyncClient,
-        replica: Replica,
-        url: str,
-        body: dict[str, Any],
-        started: float,
-    ) -> Any:
-        response = await client.post(url, json=body)
+    async def _read_whole(self, client: httpx.AsyncClient, sent: _Try) -> Any:
+        response = await client.post(sent.url, json=sent.body)
         if response.status_code != 200:
-            self._refuse(replica, body, started, False, response.status_code,
-                         response.text, response.headers)
-        return _json_body(replica.url, response.text)
+            self._refuse(sent, response.status_code, response.text, response.headers)
+        return _json_body(sent.replica.url, response.text)
 
-    async def _read_stream(
-        self,
-        client: httpx.AsyncClient,
-        replica: Replica,
-        url: str,
-        body: dict[str, Any],
-        started: float,
-    ) -> Any:
+    async def _read_stream(self, client: httpx.AsyncClient, sent: _Try) -> Any:
         """Read the server-sent events of one request; the read timeout bounds each silence."""
-        async with client.stream("POST", url, json=body) as response:
+        async with client.stream("POST", sent.url, json=sent.body) as response:
             if response.status_code != 200:
                 text = (await response.aread()).decode("utf-8", "replace")
-                self._refuse(replica, body, started, True, response.status_code, text,
-                             response.headers)
+                self._refuse(sent, response.status_code, text, response.headers)
             if "text/event-stream" not in response.headers.get("content-type", ""):
                 # a server that ignores `stream` and sends the whole answer at once
-                return _json_body(replica.url, (await response.aread()).decode("utf-8", "replace"))
-            assembler = StreamAssembler(url=replica.url)
+                text = (await response.aread()).decode("utf-8", "replace")
+                return _json_body(sent.replica.url, text)
+            assembler = StreamAssembler(url=sent.replica.url)
             async for line in response.aiter_lines():
                 assembler.feed_line(line)
                 if assembler.done:
@@ -392,52 +373,50 @@ class OpenAIChatModel:
         self.streamed_chunks += assembler.chunks
         return assembler.payload()
 
-    def _refuse(
-        self,
-        replica: Replica,
-        body: dict[str, Any],
-        started: float,
-        stream: bool,
-        status: int,
-        detail: str,
-        headers: httpx.Headers,
-    ) -> NoReturn:
+    def _refuse(self, sent: _Try, status: int, detail: str, headers: httpx.Headers) -> NoReturn:
         """Raise for a non-200 answer: retryable for 408/425/429/5xx, else a request error."""
-        self._record(body, replica, started, stream, status=status, failure=detail[:2000])
+        self._record(sent, status=status, failure=detail[:2000])
+        url = sent.replica.url
         if is_retryable_status(status):
             raise _Retryable(
                 Failure(
-                    url=replica.url,
+                    url=url,
                     problem=f"HTTP {status}",
                     status=status,
                     detail=detail,
                     retry_after=parse_retry_after(headers.get("retry-after")),
                 )
             )
-        raise request_error(replica.url, status, detail, model=self.model, secret=self._api_key)
+        raise request_error(url, status, detail, model=self.model, secret=self._api_key)
 
     def _record(
-        self,
-        body: dict[str, Any],
-        replica: Replica,
-        started: float,
-        stream: bool,
-        *,
-        status: int | None = None,
-        response: Any = None,
-        failure: str = "",
+        self, sent: _Try, *, status: int | None = None, response: Any = None, failure: str = ""
     ) -> None:
         if self.recorder is None:
             return
         self.recorder.write(
-            body,
-            url=replica.url,
+            sent.body,
+            url=sent.replica.url,
             status=status,
-            stream=stream,
-            latency_s=time.perf_counter() - started,
+            stream=sent.stream,
+            latency_s=time.perf_counter() - sent.started,
             response=response if isinstance(response, dict) else None,
             failure=redact(failure, self._api_key),
         )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Try:
+    """One request sent to one replica: what reading, refusing and recording its answer share."""
+
+    replica: Replica
+    body: dict[str, Any]
+    stream: bool
+    started: float  # time.perf_counter() when it was sent
+
+    @property
+    def url(self) -> str:
+        return f"{self.replica.url}/chat/completions"
 
 
 class StageModel:
@@ -452,9 +431,7 @@ class StageModel:
     def usage(self) -> Usage:
         return self.parent.usage_by_stage.get(self.stage, Usage())
 
-    async def complete(
-        self, messages: list[Message], **options: Any
-    ) -> Completion:
+    async def complete(self, messages: list[Message], **options: Any) -> Completion:
         """Forward to the parent model, counting usage under this stage."""
         return await self.parent.complete(messages, stage=self.stage, **options)
 
