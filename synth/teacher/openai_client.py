@@ -60,6 +60,8 @@ from hopforge.synth.teacher.wire import (
 __all__ = ["ModelRequestError", "OpenAIChatModel", "StageModel"]
 
 log = logging.getLogger(__name__)
+# what asking a replica which models it serves can raise: no answer, an HTTP error, not JSON
+_UNREADABLE = (httpx.HTTPError, ValueError, AttributeError)
 
 
 class OpenAIChatModel:
@@ -204,18 +206,15 @@ class OpenAIChatModel:
 
     async def check(self) -> dict[str, list[str]]:
         """Models each replica serves (`GET /models`); `ModelUnavailable` if none answers."""
-        pools = self._connections()
         served: dict[str, list[str]] = {}
         failures: list[Failure] = []
         for replica in self.replicas:
             try:
-                async with pools.client(replica.url) as client:
-                    response = await client.get(f"{replica.url}/models")
-                response.raise_for_status()
-                data = response.json().get("data") or []
-                served[replica.url] = [str(m.get("id")) for m in data if isinstance(m, dict)]
-            except (httpx.HTTPError, ValueError, AttributeError) as exc:
+                data = await self._listed_models(replica)
+            except _UNREADABLE as exc:
                 failures.append(Failure(url=replica.url, problem=_describe(exc)))
+                continue
+            served[replica.url] = [str(m.get("id")) for m in data if isinstance(m, dict)]
         if not served:
             raise unavailable_error(failures, attempts=len(failures), secret=self._api_key)
         return served
@@ -225,15 +224,11 @@ class OpenAIChatModel:
 
         Servers that do not report one, or cannot be asked, give None; requests will still say.
         """
-        pools = self._connections()
         limits = []
         for replica in self.replicas:
             try:
-                async with pools.client(replica.url) as client:
-                    response = await client.get(f"{replica.url}/models")
-                response.raise_for_status()
-                data = response.json().get("data") or []
-            except (httpx.HTTPError, ValueError, AttributeError):
+                data = await self._listed_models(replica)
+            except _UNREADABLE:
                 continue
             for entry in data:
                 if isinstance(entry, dict) and str(entry.get("id")) == self.model:
@@ -241,6 +236,13 @@ class OpenAIChatModel:
                     if isinstance(value, int) and not isinstance(value, bool) and value > 0:
                         limits.append(value)
         return min(limits) if limits else None
+
+    async def _listed_models(self, replica: Replica) -> list[Any]:
+        """The `data` entries of one replica's `GET /models`; raises one of `_UNREADABLE`."""
+        async with self._connections().client(replica.url) as client:
+            response = await client.get(f"{replica.url}/models")
+        response.raise_for_status()
+        return response.json().get("data") or []
 
     def stats(self) -> dict[str, Any]:
         """Requests, errors and retries per replica, and the summed usage."""
