@@ -29,10 +29,12 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 REPO = Path(__file__).resolve().parents[1]
+_T = TypeVar("_T")
 LATENCY_S = 0.2
 KEYS = ("case", "setting", "passages", "trajectories", "turns", "wall_s", "cpu_s", "turns_per_s",
         "turns_per_cpu_s", "reference", "ratio", "note")
@@ -67,9 +69,10 @@ def _row(**values: Any) -> dict[str, Any]:
 
 def _tiny() -> tuple[list[Any], list[Any]]:
     sys.path.insert(0, str(REPO))
-    from tests.conftest import _agent_documents, _agent_questions
+    from tests.conftest import _agent_questions
+    from tests.helpers.tiny import load_tiny
 
-    docs = _agent_documents(REPO / "tests" / "data" / "tiny_corpus.jsonl")
+    docs = load_tiny()
     return docs, _agent_questions(docs)
 
 
@@ -276,6 +279,26 @@ class _Wanderer:
                           completion_tokens=20)
 
 
+def _sampled(work: Callable[[], _T]) -> tuple[_T, float, float, int]:
+    """`work()`, its wall and CPU seconds, and its peak RSS over the RSS before it (every 50 ms)."""
+    base = peak = _rss()
+    stop = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not stop.wait(0.05):
+            peak = max(peak, _rss())
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = work()
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    stop.set()
+    sampler.join()
+    return result, wall, cpu, max(peak, _rss()) - base
+
+
 def _rss() -> int:
     with open("/proc/self/statm") as fh:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
@@ -295,26 +318,10 @@ def bench_memory(quick: bool) -> list[dict[str, Any]]:
                  for i in range(n_traj)]
     config = TrajectoryConfig(concurrency=n_traj, max_turns=n_turns, no_progress_turns=10**6,
                               repeat_limit=10**4)
-    base = peak = _rss()
-    stop = threading.Event()
-
-    def sample() -> None:
-        nonlocal peak
-        while not stop.wait(0.05):
-            peak = max(peak, _rss())
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    wall, cpu = time.perf_counter(), time.process_time()
-    done = asyncio.run(run_trajectories(
-        questions, searcher, lambda q, s, seed: _Wanderer(ids, titles, seed), config=config))
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    stop.set()
-    sampler.join()
-    peak = max(peak, _rss())
+    done, wall, cpu, extra = _sampled(lambda: asyncio.run(run_trajectories(
+        questions, searcher, lambda q, s, seed: _Wanderer(ids, titles, seed), config=config)))
     turns = sum(len(t.turns) for t in done)
     serialized = sum(len(json.dumps(t.to_row())) for t in done[:20]) / min(20, len(done))
-    extra = peak - base
     return [_row(case="memory", setting=f"{n_traj} in flight x {n_turns} turns",
                  passages=len(searcher.passages), trajectories=len(done), turns=turns,
                  wall_s=wall, cpu_s=cpu, turns_per_s=turns / wall, turns_per_cpu_s=turns / cpu,
@@ -341,27 +348,12 @@ def bench_long(quick: bool) -> list[dict[str, Any]]:
     samples = 2 if quick else 16
     config = TrajectoryConfig(samples=samples, concurrency=samples, max_turns=800,
                               faults=FaultConfig.uniform(0.1, timeout_delay_s=0.0))
-    base = peak = _rss()
-    stop = threading.Event()
-
-    def sample() -> None:
-        nonlocal peak
-        while not stop.wait(0.05):
-            peak = max(peak, _rss())
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    wall, cpu = time.perf_counter(), time.process_time()
-    done = asyncio.run(run_trajectories(
+    done, wall, cpu, extra = _sampled(lambda: asyncio.run(run_trajectories(
         [question], searcher,
-        lambda q, s, seed: ScriptedTeacher(q, searcher.documents, seed=seed), config=config))
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    stop.set()
-    sampler.join()
-    peak = max(peak, _rss())
+        lambda q, s, seed: ScriptedTeacher(q, searcher.documents, seed=seed), config=config)))
     turns = [len(t.turns) for t in done]
     serialized = sum(len(json.dumps(t.to_row())) for t in done) / len(done)
-    per = (peak - base) / len(done)
+    per = extra / len(done)
     return [_row(case="long", setting=f"FOLDOC aggregation, {len(question.spec.items)} items, "  # type: ignore[union-attr]
                  "faults 10%", passages=len(searcher.passages), trajectories=len(done),
                  turns=sum(turns), wall_s=wall, cpu_s=cpu, turns_per_s=sum(turns) / wall,

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
+from hopforge.corpus.store import read_document_column
 
 _WORD = re.compile(r"\w+")
 _LAYOUTS = ("sft/hf", "sft/openai", "sft/trl", "sharegpt")
@@ -95,10 +95,7 @@ def _trained(layout: str, row: dict[str, Any]
 
 def check_build(build: Path) -> dict[str, Any]:
     """The counts of one build's export, per layout."""
-    titles: dict[str, str] = {}
-    for part in sorted((build / "corpus").glob("docs-*.parquet")):
-        table = pq.read_table(part, columns=["doc_id", "title"]).to_pydict()
-        titles.update(zip(table["doc_id"], table["title"], strict=True))
+    titles = read_document_column(build / "corpus", "title")
     gold: dict[str, tuple[str, str]] = {}
     for part in sorted((build / "questions").glob("part-*.jsonl")):
         for line in part.read_text(encoding="utf-8").splitlines():

@@ -10,6 +10,7 @@ later, by `hopforge.corpus.site`), else its first main heading.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -61,13 +62,23 @@ class Page:
     @property
     def text(self) -> str:
         """The whole main text, sections included."""
-        parts = [self.lead] + [f"{s.heading}\n{s.text}".strip() for s in self.sections]
-        return "\n\n".join(p for p in parts if p)
+        return main_text(self.lead, self.sections)
 
     @property
     def links(self) -> tuple[Link, ...]:
         """Every link of the main content, in page order."""
-        return self.lead_links + tuple(x for s in self.sections for x in s.links)
+        return main_links(self.lead_links, self.sections)
+
+
+def main_text(lead: str, sections: Sequence[Section]) -> str:
+    """A page's whole main text: its lead, then each section's heading over its text."""
+    parts = [lead] + [f"{s.heading}\n{s.text}".strip() for s in sections]
+    return "\n\n".join(p for p in parts if p)
+
+
+def main_links(lead_links: tuple[Link, ...], sections: Sequence[Section]) -> tuple[Link, ...]:
+    """Every link of a page's main content in page order: the lead's, then each section's."""
+    return lead_links + tuple(x for s in sections for x in s.links)
 
 
 @lru_cache(maxsize=1)

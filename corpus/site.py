@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from urllib.parse import unquote, urlsplit
 
-from hopforge.corpus.html_main import Link, Section
+from hopforge.corpus.html_main import Link, Section, main_links, main_text
 from hopforge.corpus.problems import Problems
 from hopforge.corpus.rawdocs import RawDoc, name_key
 from hopforge.corpus.site_rules import (
@@ -50,12 +50,11 @@ class SitePage:
 
     @property
     def text(self) -> str:
-        parts = [self.lead] + [f"{s.heading}\n{s.text}".strip() for s in self.sections]
-        return "\n\n".join(p for p in parts if p)
+        return main_text(self.lead, self.sections)
 
     @property
     def all_links(self) -> tuple[Link, ...]:
-        return self.links + tuple(x for s in self.sections for x in s.links)
+        return main_links(self.links, self.sections)
 
 
 def local_target(href: str, key: str) -> str | None:

@@ -148,6 +148,17 @@ def read_documents(build: BuildDir) -> list[Document]:
     return docs
 
 
+def read_document_column(corpus: Path, column: str) -> dict[str, Any]:
+    """doc_id -> one column ("title", "text", ...) of every document in the `corpus` folder,
+    read without the other columns; empty when the folder holds no shards yet."""
+    values: dict[str, Any] = {}
+    for path in sorted(corpus.glob("docs-*.parquet")):
+        table = pq.read_table(path, columns=["doc_id", column])
+        values.update(zip(table.column("doc_id").to_pylist(), table.column(column).to_pylist(),
+                          strict=True))
+    return values
+
+
 def read_links(build: BuildDir) -> list[tuple[str, str]]:
     """The link graph as (src, dst) doc_id pairs."""
     read_manifest(build)

@@ -6,7 +6,7 @@ import bz2
 import gzip
 import json
 import lzma
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -159,64 +159,69 @@ def _syntax_error(path: Path, text: str, pos: int, msg: str, problems: Problems)
     )
 
 
-def iter_json_array(text: str, path: Path, problems: Problems) -> Iterator[tuple[int, Any]]:
-    """(line number, element) of a top-level JSON array, streamed with positions."""
+def _iter_members(
+    text: str,
+    path: Path,
+    problems: Problems,
+    what: str,
+    brackets: tuple[str, str],
+    read_member: Callable[[json.JSONDecoder, str, int], tuple[Any, int]],
+) -> Iterator[tuple[int, Any]]:
+    """(line number, member) of a top-level JSON container, streamed with positions.
+
+    `brackets` is the container's opening and closing character; `read_member(decoder, text,
+    pos)` returns one member and the position after it, or raises json.JSONDecodeError.
+    """
+    opening, closing = brackets
     decoder = json.JSONDecoder()
     lines = _Lines(text)
     pos = _skip_ws(text, 0)
-    if not text.startswith("[", pos):
-        raise IngestError(f"{path}: expected a JSON list ('[') at the start of the file.")
+    if not text.startswith(opening, pos):
+        raise IngestError(f"{path}: expected a JSON {what} ('{opening}') at the start of the file.")
     pos = _skip_ws(text, pos + 1)
-    if text.startswith("]", pos):
+    if text.startswith(closing, pos):
         return
     while True:
         try:
-            value, end = decoder.raw_decode(text, pos)
+            member, end = read_member(decoder, text, pos)
         except json.JSONDecodeError as exc:
             _syntax_error(path, text, exc.pos, exc.msg, problems)
             return
-        yield lines.at(pos), value
+        yield lines.at(pos), member
         pos = _skip_ws(text, end)
         if text.startswith(",", pos):
             pos = _skip_ws(text, pos + 1)
-        elif text.startswith("]", pos):
+        elif text.startswith(closing, pos):
             return
         else:
-            _syntax_error(path, text, pos, "expected ',' or ']'", problems)
+            _syntax_error(path, text, pos, f"expected ',' or '{closing}'", problems)
             return
+
+
+def _read_element(decoder: json.JSONDecoder, text: str, pos: int) -> tuple[Any, int]:
+    return decoder.raw_decode(text, pos)
+
+
+def _read_key_value(decoder: json.JSONDecoder, text: str, pos: int) -> tuple[tuple[str, Any], int]:
+    key, end = decoder.raw_decode(text, pos)
+    if not isinstance(key, str):
+        raise json.JSONDecodeError("expected a string key", text, pos)
+    colon = _skip_ws(text, end)
+    if not text.startswith(":", colon):
+        raise json.JSONDecodeError("expected ':'", text, colon)
+    value, end = decoder.raw_decode(text, _skip_ws(text, colon + 1))
+    return (key, value), end
+
+
+def iter_json_array(text: str, path: Path, problems: Problems) -> Iterator[tuple[int, Any]]:
+    """(line number, element) of a top-level JSON array, streamed with positions."""
+    yield from _iter_members(text, path, problems, "list", ("[", "]"), _read_element)
 
 
 def iter_json_object(text: str, path: Path, problems: Problems) -> Iterator[tuple[int, str, Any]]:
     """(line number, key, value) of a top-level JSON object, streamed with positions."""
-    decoder = json.JSONDecoder()
-    lines = _Lines(text)
-    pos = _skip_ws(text, 0)
-    if not text.startswith("{", pos):
-        raise IngestError(f"{path}: expected a JSON object ('{{') at the start of the file.")
-    pos = _skip_ws(text, pos + 1)
-    if text.startswith("}", pos):
-        return
-    while True:
-        try:
-            key, end = decoder.raw_decode(text, pos)
-            if not isinstance(key, str):
-                raise json.JSONDecodeError("expected a string key", text, pos)
-            colon = _skip_ws(text, end)
-            if not text.startswith(":", colon):
-                raise json.JSONDecodeError("expected ':'", text, colon)
-            value, end = decoder.raw_decode(text, _skip_ws(text, colon + 1))
-        except json.JSONDecodeError as exc:
-            _syntax_error(path, text, exc.pos, exc.msg, problems)
-            return
-        yield lines.at(pos), key, value
-        pos = _skip_ws(text, end)
-        if text.startswith(",", pos):
-            pos = _skip_ws(text, pos + 1)
-        elif text.startswith("}", pos):
-            return
-        else:
-            _syntax_error(path, text, pos, "expected ',' or '}'", problems)
-            return
+    for line, (key, value) in _iter_members(text, path, problems, "object", ("{", "}"), _read_key_value):
+        yield line, key, value
 
 
 def iter_json_records(path: Path, problems: Problems) -> Iterator[tuple[int, Any]]:

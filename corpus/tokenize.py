@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from hopforge.corpus.errors import HopforgeError
@@ -53,13 +53,8 @@ class TokenizerConfig:
                 )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "lowercase": self.lowercase,
-            "stopwords": self.stopwords,
-            "stem": self.stem,
-            "language": self.language,
-            "min_length": self.min_length,
-        }
+        """The settings by field name, as the index manifest records them."""
+        return asdict(self)
 
     @classmethod
     def from_dict(cls, row: dict[str, Any]) -> TokenizerConfig:

@@ -106,6 +106,19 @@ def agent_searcher(agent_documents: list):  # type: ignore[no-untyped-def]
     return Searcher.from_documents(agent_documents, dense=False)
 
 
+@pytest.fixture(scope="module")
+def served(agent_searcher) -> Iterator[str]:  # type: ignore[no-untyped-def]
+    """The URL of a search service (`serve-search`) over the tiny corpus, on a free loopback port."""
+    from hopforge.corpus.http_app import ServiceServer, make_app
+    from hopforge.corpus.service import SearchService
+
+    service = SearchService(agent_searcher)
+    server = ServiceServer(make_app(service)).start()
+    yield server.url
+    server.stop()
+    service.close()
+
+
 # --- orchestration: a temporary Prefect API server shared by the flow tests ---
 @pytest.fixture(scope="session")
 def prefect_harness() -> Iterator[None]:

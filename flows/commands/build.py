@@ -8,6 +8,7 @@ import logging
 import os
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from hopforge.flows.build.registry import STAGES
@@ -29,9 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("config", metavar="CONFIG.toml", help="the build file")
     p.add_argument("--out", metavar="DIR", help="build directory (default: [build] out, "
                    "else builds/NAME)")
-    _add_rerun_flags(p)
-    _add_engine_flag(p)
-    p.set_defaults(func=cmd_build)
+    _add_run_flags(p, cmd_build)
 
     p = sub.add_parser(
         "demo",
@@ -41,9 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument("--out", metavar="DIR", default="builds/demo",
                    help="build directory (default builds/demo)")
-    _add_rerun_flags(p)
-    _add_engine_flag(p)
-    p.set_defaults(func=cmd_demo)
+    _add_run_flags(p, cmd_demo)
 
     p = sub.add_parser(
         "dashboard",
@@ -72,17 +69,16 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=cmd_serve)
 
 
-def _add_rerun_flags(p: argparse.ArgumentParser) -> None:
+def _add_run_flags(p: argparse.ArgumentParser, func: Callable[[argparse.Namespace], int]) -> None:
+    """The flags of a whole build (`build`, `demo`): what to redo, and the engine; runs `func`."""
     p.add_argument("--from", dest="from_stage", metavar="STAGE",
                    help=f"redo this stage and every later one ({STAGE_HELP})")
     p.add_argument("--force", action="append", default=[], metavar="STAGE",
                    help="redo this stage (repeatable); later stages rerun if its output changed")
-
-
-def _add_engine_flag(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-prefect", action="store_true",
                    help="run the stages in this process without Prefect (same results, no "
                    "dashboard)")
+    p.set_defaults(func=func)
 
 
 def _prefect_env() -> None:

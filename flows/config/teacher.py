@@ -12,9 +12,9 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hopforge.corpus.errors import HopforgeError
 from hopforge.flows.config.build_file import (
@@ -24,6 +24,7 @@ from hopforge.flows.config.build_file import (
     TeacherConfig,
     api_key_from,
 )
+from hopforge.synth.teacher.replicas import server_problem
 from hopforge.synth.teacher.wire import STRUCTURED_OUTPUT_MODES
 
 if TYPE_CHECKING:  # httpx is imported only when a model teacher is opened
@@ -102,21 +103,11 @@ def add_teacher_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="model name as the server knows it (GET URL/models); env HOPFORGE_TEACHER_MODEL",
     )
-    group.add_argument(
-        "--concurrency",
-        type=positive_int,
-        default=_DEFAULT.concurrency,
-        metavar="N",
-        help="most teacher requests in flight at once, over all replicas (default 16)",
-    )
-    group.add_argument(
-        "--teacher-timeout",
-        type=_positive_float,
-        default=_DEFAULT.read_timeout,
-        metavar="SECONDS",
-        help="how long a server may stay silent before the request is retried (default 120; "
-        "streamed answers may take longer in all, as long as tokens keep coming)",
-    )
+    _add_setting(group, "--concurrency", "concurrency", positive_int, "N",
+                 "most teacher requests in flight at once, over all replicas")
+    _add_setting(group, "--teacher-timeout", "read_timeout", _positive_float, "SECONDS",
+                 "how long a server may stay silent before the request is retried; streamed "
+                 "answers may take longer in all, as long as tokens keep coming")
     group.add_argument(
         "--no-stream",
         dest="stream",
@@ -130,13 +121,8 @@ def add_teacher_arguments(parser: argparse.ArgumentParser) -> None:
         help="the teacher is a reasoning model: keep its reasoning on every turn and do not "
         "limit it in the agent's prompt ([teacher] reasoning = true)",
     )
-    group.add_argument(
-        "--teacher-retries",
-        type=int,
-        default=_DEFAULT.max_retries,
-        metavar="N",
-        help="retries after a connection error, timeout, 429 or 5xx (default 4)",
-    )
+    _add_setting(group, "--teacher-retries", "max_retries", int, "N",
+                 "retries after a connection error, timeout, 429 or 5xx")
     group.add_argument(
         "--structured-output",
         choices=STRUCTURED_OUTPUT_MODES,
@@ -144,6 +130,20 @@ def add_teacher_arguments(parser: argparse.ArgumentParser) -> None:
         help="how a JSON schema is requested: OpenAI response_format (default), vLLM "
         "guided_json or structured_outputs, or none",
     )
+
+
+def _add_setting(
+    group: argparse._ArgumentGroup,
+    flag: str,
+    setting: str,
+    kind: Callable[[str], Any],
+    metavar: str,
+    help: str,
+) -> None:
+    """A flag for one [teacher] setting: its default is the table's, and its help says so."""
+    default = getattr(_DEFAULT, setting)
+    group.add_argument(flag, type=kind, default=default, metavar=metavar,
+                       help=f"{help} (default {default:g}; [teacher] {setting})")
 
 
 def split_urls(values: Sequence[str] | str | None) -> tuple[str, ...]:
@@ -175,24 +175,10 @@ def resolve_teacher(
             )
         return TeacherSettings()
     urls = flag_urls or split_urls(env.get(ENV_URL))
-    if not urls:
-        raise TeacherConfigError(
-            "--teacher openai needs a server URL: pass --teacher-url http://HOST:8000/v1 or set "
-            "HOPFORGE_TEACHER_URL (start a server with `vllm serve MODEL`)."
-        )
-    for url in urls:
-        if not url.startswith(("http://", "https://")):
-            raise TeacherConfigError(
-                f"Teacher URL {url!r} must start with http:// or https://, "
-                "e.g. http://127.0.0.1:8000/v1."
-            )
     model = (getattr(args, "teacher_model", None) or env.get(ENV_MODEL, "")).strip()
-    if not model:
-        raise TeacherConfigError(
-            "--teacher openai needs a model name: pass --teacher-model NAME or set "
-            "HOPFORGE_TEACHER_MODEL (the name the server was started with; "
-            f"GET {urls[0]}/models lists it)."
-        )
+    problem = server_problem(urls, model)
+    if problem is not None:
+        raise TeacherConfigError(problem)
     retries = getattr(args, "teacher_retries", _DEFAULT.max_retries)
     if retries < 0:
         raise TeacherConfigError(f"--teacher-retries must be >= 0, got {retries}.")

@@ -15,9 +15,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.layout import BuildDir
+from hopforge.corpus.store import read_document_column
 
 # Export layouts whose rows are one trajectory's turns (they carry metadata.tid).
 ROW_LAYOUTS: tuple[str, ...] = ("sft/openai", "sft/hf", "sft/trl", "sharegpt")
@@ -134,7 +134,7 @@ def open_catalog(root: str | Path, eval_dir: str | Path | None = None) -> Catalo
             cat.by_question.setdefault(entry.qid, []).append(entry.tid)
     cat.scores = {r["tid"]: r for r in _rows(build.scores)}
     cat.decisions = {r["tid"]: r for r in _rows(build.filtered)}
-    cat.titles = _titles(build.corpus)
+    cat.titles = read_document_column(build.corpus, "title")
     cat._rows = _index_rows(build)  # read now, so no page waits for it
     return cat
 
@@ -158,23 +158,9 @@ def _rows(folder: Path) -> Iterator[dict[str, Any]]:
             yield json.loads(line)
 
 
-def _titles(corpus: Path) -> dict[str, str]:
-    titles: dict[str, str] = {}
-    for path in sorted(corpus.glob("docs-*.parquet")):
-        table = pq.read_table(path, columns=["doc_id", "title"])
-        titles.update(zip(table.column("doc_id").to_pylist(), table.column("title").to_pylist(),
-                          strict=True))
-    return titles
-
-
 @lru_cache(maxsize=4)
 def _document_texts(corpus: Path) -> dict[str, str]:
-    texts: dict[str, str] = {}
-    for path in sorted(corpus.glob("docs-*.parquet")):
-        table = pq.read_table(path, columns=["doc_id", "text"])
-        texts.update(zip(table.column("doc_id").to_pylist(), table.column("text").to_pylist(),
-                         strict=True))
-    return texts
+    return read_document_column(corpus, "text")
 
 
 def _index_rows(build: BuildDir) -> dict[str, list[RowRef]]:

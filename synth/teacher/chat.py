@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict, Unpack
 
 from hopforge.corpus.errors import HopforgeError
 from hopforge.synth.records import ToolCall
@@ -45,18 +45,21 @@ class ModelResponseError(ModelError):
     """The server answered, but with something that is not a usable completion."""
 
 
+class CompletionOptions(TypedDict, total=False):
+    """What a caller may ask of one completion besides its messages; unset means the default."""
+
+    tools: list[dict[str, Any]] | None  # function schemas the model may call
+    response_format: dict[str, Any] | None  # a JSON schema the answer must follow
+    temperature: float | None
+    max_tokens: int | None
+    seed: int | None
+
+
 class ChatModel(Protocol):
     """Messages and tool schemas in, a completion out."""
 
     name: str  # e.g. "scripted" or "openai:Qwen/Qwen2.5-7B-Instruct"
 
     async def complete(
-        self,
-        messages: list[Message],
-        *,
-        tools: list[dict[str, Any]] | None = None,
-        response_format: dict[str, Any] | None = None,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        seed: int | None = None,
+        self, messages: list[Message], **options: Unpack[CompletionOptions]
     ) -> Completion: ...

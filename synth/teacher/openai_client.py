@@ -27,7 +27,7 @@ import logging
 import random
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, NoReturn, Self
 
 import httpx
@@ -47,7 +47,7 @@ from hopforge.synth.teacher.errors import (
 )
 from hopforge.synth.teacher.pools import PoolSet
 from hopforge.synth.teacher.recording import Recorder
-from hopforge.synth.teacher.replicas import Replica, ReplicaSet
+from hopforge.synth.teacher.replicas import Replica, ReplicaSet, server_problem
 from hopforge.synth.teacher.retry import Backoff, is_retryable_status, parse_retry_after
 from hopforge.synth.teacher.stream import StreamAssembler, StreamError
 from hopforge.synth.teacher.wire import (
@@ -60,6 +60,8 @@ from hopforge.synth.teacher.wire import (
 __all__ = ["ModelRequestError", "OpenAIChatModel", "StageModel"]
 
 log = logging.getLogger(__name__)
+# what asking a replica which models it serves can raise: no answer, an HTTP error, not JSON
+_UNREADABLE = (httpx.HTTPError, ValueError, AttributeError)
 
 
 class OpenAIChatModel:
@@ -87,22 +89,9 @@ class OpenAIChatModel:
     ) -> None:
         urls = [base_urls] if isinstance(base_urls, str) else list(base_urls)
         urls = [u.strip().rstrip("/") for u in urls if u and u.strip()]
-        if not urls:
-            raise ModelError(
-                "No model server URL given. Pass --teacher-url http://HOST:8000/v1 "
-                "or set HOPFORGE_TEACHER_URL."
-            )
-        for url in urls:
-            if not url.startswith(("http://", "https://")):
-                raise ModelError(
-                    f"Model server URL {url!r} must start with http:// or https://, "
-                    "e.g. http://127.0.0.1:8000/v1."
-                )
-        if not model or not model.strip():
-            raise ModelError(
-                "No model name given. Pass --teacher-model NAME or set HOPFORGE_TEACHER_MODEL "
-                "(the name `vllm serve` was started with; GET /v1/models lists it)."
-            )
+        problem = server_problem(urls, model or "")
+        if problem is not None:
+            raise ModelError(problem)
         if concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {concurrency}")
         if max_retries < 0:
@@ -194,25 +183,20 @@ class OpenAIChatModel:
         self,
         messages: list[Message],
         *,
-        tools: list[dict[str, Any]] | None = None,
-        response_format: dict[str, Any] | None = None,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        seed: int | None = None,
         stage: str | None = None,
+        **options: Any,
     ) -> Completion:
-        """One chat completion, retried as configured; raises `ModelError` on failure."""
+        """One chat completion (`options` as in `CompletionOptions`), retried as configured.
+
+        Raises `ModelError` on failure.
+        """
         body = build_request(
             self.model,
             messages,
-            tools=tools,
             tool_choice=self.tool_choice,
-            response_format=response_format,
             structured_output=self.structured_output,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            seed=seed,
             extra_body=self.extra_body,
+            **options,
         )
         started = time.perf_counter()
         completion = await self._post_with_retries(body)
@@ -222,18 +206,15 @@ class OpenAIChatModel:
 
     async def check(self) -> dict[str, list[str]]:
         """Models each replica serves (`GET /models`); `ModelUnavailable` if none answers."""
-        pools = self._connections()
         served: dict[str, list[str]] = {}
         failures: list[Failure] = []
         for replica in self.replicas:
             try:
-                async with pools.client(replica.url) as client:
-                    response = await client.get(f"{replica.url}/models")
-                response.raise_for_status()
-                data = response.json().get("data") or []
-                served[replica.url] = [str(m.get("id")) for m in data if isinstance(m, dict)]
-            except (httpx.HTTPError, ValueError, AttributeError) as exc:
+                data = await self._listed_models(replica)
+            except _UNREADABLE as exc:
                 failures.append(Failure(url=replica.url, problem=_describe(exc)))
+                continue
+            served[replica.url] = [str(m.get("id")) for m in data if isinstance(m, dict)]
         if not served:
             raise unavailable_error(failures, attempts=len(failures), secret=self._api_key)
         return served
@@ -243,15 +224,11 @@ class OpenAIChatModel:
 
         Servers that do not report one, or cannot be asked, give None; requests will still say.
         """
-        pools = self._connections()
         limits = []
         for replica in self.replicas:
             try:
-                async with pools.client(replica.url) as client:
-                    response = await client.get(f"{replica.url}/models")
-                response.raise_for_status()
-                data = response.json().get("data") or []
-            except (httpx.HTTPError, ValueError, AttributeError):
+                data = await self._listed_models(replica)
+            except _UNREADABLE:
                 continue
             for entry in data:
                 if isinstance(entry, dict) and str(entry.get("id")) == self.model:
@@ -259,6 +236,13 @@ class OpenAIChatModel:
                     if isinstance(value, int) and not isinstance(value, bool) and value > 0:
                         limits.append(value)
         return min(limits) if limits else None
+
+    async def _listed_models(self, replica: Replica) -> list[Any]:
+        """The `data` entries of one replica's `GET /models`; raises one of `_UNREADABLE`."""
+        async with self._connections().client(replica.url) as client:
+            response = await client.get(f"{replica.url}/models")
+        response.raise_for_status()
+        return response.json().get("data") or []
 
     def stats(self) -> dict[str, Any]:
         """Requests, errors and retries per replica, and the summed usage."""
@@ -333,72 +317,53 @@ class OpenAIChatModel:
     async def _post_once(
         self, replica: Replica, body: dict[str, Any], *, stream: bool
     ) -> Completion:
-        url = f"{replica.url}/chat/completions"
-        started = time.perf_counter()
         if stream:
             body = {**body, "stream": True, "stream_options": {"include_usage": True}}
+        sent = _Try(replica=replica, body=body, stream=stream, started=time.perf_counter())
         try:
             async with self._connections().client(replica.url) as client:
-                if stream:
-                    payload = await self._read_stream(client, replica, url, body, started)
-                else:
-                    payload = await self._read_whole(client, replica, url, body, started)
+                payload = await (self._read_stream if stream else self._read_whole)(client, sent)
         except httpx.ConnectTimeout:
             problem = f"ConnectTimeout: no connection within {self._timeout.connect:g}s"
-            self._record(body, replica, started, stream, failure=problem)
+            self._record(sent, failure=problem)
             raise _Retryable(Failure(url=replica.url, problem=problem)) from None
         except httpx.TimeoutException as exc:
             what = "silent for" if stream else "no answer within"
             problem = f"{type(exc).__name__}: {what} {self._timeout.read:g}s"
-            self._record(body, replica, started, stream, failure=problem)
+            self._record(sent, failure=problem)
             raise _Retryable(Failure(url=replica.url, problem=problem, timeout=True)) from None
         except httpx.TransportError as exc:  # refused, reset, closed without an answer, ...
-            self._record(body, replica, started, stream, failure=_describe(exc))
+            self._record(sent, failure=_describe(exc))
             raise _Retryable(Failure(url=replica.url, problem=_describe(exc))) from None
         except StreamError as exc:
-            self._record(body, replica, started, stream, failure=str(exc))
+            self._record(sent, failure=str(exc))
             raise _Retryable(
                 Failure(url=replica.url, problem="error event in the stream", detail=exc.detail)
             ) from None
         self._replicas.answered(replica)
-        latency = time.perf_counter() - started
-        self._record(body, replica, started, stream, response=payload, status=200)
+        latency = time.perf_counter() - sent.started
+        self._record(sent, response=payload, status=200)
         return parse_chat_response(
             payload, url=replica.url, fallback_model=self.model, latency_s=latency
         )
 
-    async def _read_whole(
-        self,
-        client: httpx.AsyncClient,
-        replica: Replica,
-        url: str,
-        body: dict[str, Any],
-        started: float,
-    ) -> Any:
-        response = await client.post(url, json=body)
+    async def _read_whole(self, client: httpx.AsyncClient, sent: _Try) -> Any:
+        response = await client.post(sent.url, json=sent.body)
         if response.status_code != 200:
-            self._refuse(replica, body, started, False, response.status_code,
-                         response.text, response.headers)
-        return _json_body(replica.url, response.text)
+            self._refuse(sent, response.status_code, response.text, response.headers)
+        return _json_body(sent.replica.url, response.text)
 
-    async def _read_stream(
-        self,
-        client: httpx.AsyncClient,
-        replica: Replica,
-        url: str,
-        body: dict[str, Any],
-        started: float,
-    ) -> Any:
+    async def _read_stream(self, client: httpx.AsyncClient, sent: _Try) -> Any:
         """Read the server-sent events of one request; the read timeout bounds each silence."""
-        async with client.stream("POST", url, json=body) as response:
+        async with client.stream("POST", sent.url, json=sent.body) as response:
             if response.status_code != 200:
                 text = (await response.aread()).decode("utf-8", "replace")
-                self._refuse(replica, body, started, True, response.status_code, text,
-                             response.headers)
+                self._refuse(sent, response.status_code, text, response.headers)
             if "text/event-stream" not in response.headers.get("content-type", ""):
                 # a server that ignores `stream` and sends the whole answer at once
-                return _json_body(replica.url, (await response.aread()).decode("utf-8", "replace"))
-            assembler = StreamAssembler(url=replica.url)
+                text = (await response.aread()).decode("utf-8", "replace")
+                return _json_body(sent.replica.url, text)
+            assembler = StreamAssembler(url=sent.replica.url)
             async for line in response.aiter_lines():
                 assembler.feed_line(line)
                 if assembler.done:
@@ -410,52 +375,50 @@ class OpenAIChatModel:
         self.streamed_chunks += assembler.chunks
         return assembler.payload()
 
-    def _refuse(
-        self,
-        replica: Replica,
-        body: dict[str, Any],
-        started: float,
-        stream: bool,
-        status: int,
-        detail: str,
-        headers: httpx.Headers,
-    ) -> NoReturn:
+    def _refuse(self, sent: _Try, status: int, detail: str, headers: httpx.Headers) -> NoReturn:
         """Raise for a non-200 answer: retryable for 408/425/429/5xx, else a request error."""
-        self._record(body, replica, started, stream, status=status, failure=detail[:2000])
+        self._record(sent, status=status, failure=detail[:2000])
+        url = sent.replica.url
         if is_retryable_status(status):
             raise _Retryable(
                 Failure(
-                    url=replica.url,
+                    url=url,
                     problem=f"HTTP {status}",
                     status=status,
                     detail=detail,
                     retry_after=parse_retry_after(headers.get("retry-after")),
                 )
             )
-        raise request_error(replica.url, status, detail, model=self.model, secret=self._api_key)
+        raise request_error(url, status, detail, model=self.model, secret=self._api_key)
 
     def _record(
-        self,
-        body: dict[str, Any],
-        replica: Replica,
-        started: float,
-        stream: bool,
-        *,
-        status: int | None = None,
-        response: Any = None,
-        failure: str = "",
+        self, sent: _Try, *, status: int | None = None, response: Any = None, failure: str = ""
     ) -> None:
         if self.recorder is None:
             return
         self.recorder.write(
-            body,
-            url=replica.url,
+            sent.body,
+            url=sent.replica.url,
             status=status,
-            stream=stream,
-            latency_s=time.perf_counter() - started,
+            stream=sent.stream,
+            latency_s=time.perf_counter() - sent.started,
             response=response if isinstance(response, dict) else None,
             failure=redact(failure, self._api_key),
         )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Try:
+    """One request sent to one replica: what reading, refusing and recording its answer share."""
+
+    replica: Replica
+    body: dict[str, Any]
+    stream: bool
+    started: float  # time.perf_counter() when it was sent
+
+    @property
+    def url(self) -> str:
+        return f"{self.replica.url}/chat/completions"
 
 
 class StageModel:
@@ -470,26 +433,9 @@ class StageModel:
     def usage(self) -> Usage:
         return self.parent.usage_by_stage.get(self.stage, Usage())
 
-    async def complete(
-        self,
-        messages: list[Message],
-        *,
-        tools: list[dict[str, Any]] | None = None,
-        response_format: dict[str, Any] | None = None,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        seed: int | None = None,
-    ) -> Completion:
+    async def complete(self, messages: list[Message], **options: Any) -> Completion:
         """Forward to the parent model, counting usage under this stage."""
-        return await self.parent.complete(
-            messages,
-            tools=tools,
-            response_format=response_format,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            seed=seed,
-            stage=self.stage,
-        )
+        return await self.parent.complete(messages, stage=self.stage, **options)
 
 
 class _Retryable(Exception):

@@ -9,6 +9,28 @@ from dataclasses import dataclass
 from hopforge.synth.teacher.retry import Backoff
 
 
+def server_problem(urls: Sequence[str], model: str) -> str | None:
+    """What keeps `urls` and `model` from naming a model server, with the fix; None if nothing."""
+    if not urls:
+        return (
+            "The openai teacher needs a server URL: pass --teacher-url http://HOST:8000/v1 or set "
+            "HOPFORGE_TEACHER_URL (start a server with `vllm serve MODEL`)."
+        )
+    for url in urls:
+        if not url.startswith(("http://", "https://")):
+            return (
+                f"Teacher URL {url!r} must start with http:// or https://, "
+                "e.g. http://127.0.0.1:8000/v1."
+            )
+    if not model.strip():
+        return (
+            "The openai teacher needs a model name: pass --teacher-model NAME or set "
+            "HOPFORGE_TEACHER_MODEL (the name the server was started with; "
+            f"GET {urls[0]}/models lists it)."
+        )
+    return None
+
+
 @dataclass(slots=True)
 class Replica:
     """One base URL and what the client knows about it."""

@@ -324,17 +324,22 @@ class Plans:
             return
         yield from self.answer("answer", self.r.title(doc_id))
 
+    def clues(self, relation: str) -> list[tuple[Step, Step]]:
+        """The spec's clues of several starts: each start step with the `relation` step after it."""
+        return [(a, x) for a, x in itertools.pairwise(self.spec.steps)
+                if a.relation == "start" and x.relation == relation]
+
+    def start_and_follow(self, start: Step, step: Step) -> Move:
+        """Find the start a clue names, then the document its step leads to, reading it; that
+        doc_id, or "" when either is not found."""
+        if not (yield from self.start(start.doc)):
+            return ""
+        return (yield from self.follow(start.doc, step.doc, step, read=True))
+
     def comparison(self) -> Move:
-        sides: list[tuple[Step, Step]] = []
-        steps = list(self.spec.steps)
-        for a, x in itertools.pairwise(steps):
-            if a.relation == "start" and x.relation == "compare":
-                sides.append((a, x))
         years: dict[str, int] = {}
-        for a, x in sides:
-            if not (yield from self.start(a.doc)):
-                continue
-            got = yield from self.follow(a.doc, x.doc, x, read=True)
+        for a, x in self.clues("compare"):
+            got = yield from self.start_and_follow(a, x)
             if not got:
                 continue
             seen = self.r.text(got)
@@ -362,15 +367,10 @@ class Plans:
     def common_mention(self) -> Move:
         """Each clue names a start and a phrase to a hidden entry; the answer is what every
         hidden entry mentions: read each one whole and intersect what they mention."""
-        steps = list(self.spec.steps)
-        pairs = [(a, e) for a, e in itertools.pairwise(steps)
-                 if a.relation == "start" and e.relation == "link"]
         common: set[str] | None = None
         hidden: list[str] = []
-        for a, e in pairs:
-            if not (yield from self.start(a.doc)):
-                continue
-            got = yield from self.follow(a.doc, e.doc, e, read=True)
+        for a, e in self.clues("link"):
+            got = yield from self.start_and_follow(a, e)
             if not got:
                 continue
             yield from self.r.read_until(got, lambda t: False, all_pages=True)

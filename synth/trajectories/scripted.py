@@ -104,17 +104,13 @@ class ScriptedTeacher:
     # -- the ChatModel protocol --------------------------------------------------------------
 
     async def complete(
-        self,
-        messages: list[Message],
-        *,
-        tools: list[dict[str, Any]] | None = None,
-        response_format: dict[str, Any] | None = None,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        seed: int | None = None,
+        self, messages: list[Message], **options: Any
     ) -> Completion:
-        """The next move, read off the last message: a tool call, a checkpoint, or an answer."""
-        if response_format is not None:
+        """The next move, read off the last message: a tool call, a checkpoint, or an answer.
+
+        Of the `CompletionOptions` it heeds only `response_format` (it then reports its state).
+        """
+        if options.get("response_format") is not None:
             text = json.dumps(self.state(), ensure_ascii=False)
             return Completion(text=text, completion_tokens=len(text) // 4 + 1, model="scripted")
         last = messages[-1] if messages else {}

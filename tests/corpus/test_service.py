@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -20,16 +19,6 @@ from hopforge.synth.trajectories.stage import TrajectoryConfig, run_trajectories
 
 QUERIES = ["volcano in the north", "who founded the harbour town", "river", "zzzz qqqq",
            "Mount Fendle"]
-
-
-@pytest.fixture(scope="module")
-def served(agent_searcher: Searcher) -> Iterator[str]:
-    """The URL of a search service over the tiny corpus, on a free loopback port."""
-    service = SearchService(agent_searcher)
-    server = ServiceServer(make_app(service)).start()
-    yield server.url
-    server.stop()
-    service.close()
 
 
 def test_search_equals_in_process(served: str, agent_searcher: Searcher) -> None:

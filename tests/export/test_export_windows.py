@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.layout import BuildDir
-from hopforge.corpus.parts import atomic_write_text, read_parts, write_part
+from hopforge.corpus.parts import atomic_write_text, read_parts
 from hopforge.export.records import ExportConfig
 from hopforge.export.shards import read_shard
 from hopforge.export.windows import estimate_tokens
@@ -17,6 +17,8 @@ from hopforge.flows.stages.export import export_build
 from hopforge.synth import prompts
 from hopforge.synth.annotate import label_trajectory
 from hopforge.synth.records import Question, Trajectory
+
+from tests.helpers.tiny import scored_build
 
 MAX_SEQ = 2600  # small enough that several trajectories need more than one window
 KEEP = 2
@@ -33,20 +35,11 @@ checkpoint_every = 3
 def build(tmp_path_factory: pytest.TempPathFactory, agent_documents: list,
           agent_questions: list) -> BuildDir:
     """Scripted trajectories with faults and checkpoints, scored, filtered and exported."""
-    from hopforge.corpus.store import write_corpus
-    from hopforge.flows.stages.filters import filter_build, score_build
-    from hopforge.flows.stages.trajectories import run_trajectories_build
-    from hopforge.synth.trajectories.faults import FaultConfig
-    from hopforge.synth.trajectories.stage import TrajectoryConfig
+    from hopforge.flows.stages.filters import filter_build
 
-    build = BuildDir.at(tmp_path_factory.mktemp("windows") / "b")
-    write_corpus(build, agent_documents)
-    write_part(build.questions, 0, [q.to_row() for q in agent_questions])
+    build = scored_build(tmp_path_factory.mktemp("windows") / "b", agent_documents,
+                         agent_questions, keep_results=KEEP, checkpoint_every=3)
     atomic_write_text(build.config, BUILD_TOML)
-    faults = FaultConfig.uniform(0.3, timeout_delay_s=0.0)
-    config = TrajectoryConfig(samples=4, faults=faults, keep_results=KEEP, checkpoint_every=3)
-    run_trajectories_build(build, config)
-    score_build(build)
     filter_build(build)
     export_build(build, ExportConfig(validation_fraction=0.0, max_seq_tokens=MAX_SEQ))
     return build

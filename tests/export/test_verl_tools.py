@@ -11,14 +11,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hopforge.corpus.http_app import ServiceServer, make_app
 from hopforge.corpus.search import Searcher
-from hopforge.corpus.service import SearchService
 from hopforge.corpus.tools import TOOLS, ToolBox
 from hopforge.export.records import ExportConfig
 from hopforge.flows.stages.export import export_build
@@ -28,15 +25,6 @@ from tests.helpers.export_data import make_build
 ROOT = Path(__file__).resolve().parents[2]
 VERL_PYTHON = ROOT / ".venv-verl" / "bin" / "python"
 TEMPLATE = ROOT / "tests" / "data" / "chat_template_tools.jinja"
-
-
-@pytest.fixture(scope="module")
-def served(agent_searcher: Searcher) -> Iterator[str]:
-    service = SearchService(agent_searcher)
-    server = ServiceServer(make_app(service)).start()
-    yield server.url
-    server.stop()
-    service.close()
 
 
 @pytest.fixture(scope="module")

@@ -1,9 +1,6 @@
 import dataclasses
 import random
-import zlib
-from collections.abc import Sequence
 
-import numpy as np
 import pytest
 from hopforge.filters.dedup import (
     minhashes,
@@ -15,20 +12,7 @@ from hopforge.filters.logodds import words
 from hopforge.synth.diversity import jaccard, shingles
 from hopforge.synth.records import Question
 
-from tests.helpers.filter_data import make_question, make_trajectory
-
-
-class HashingEmbedder:
-    """A tiny deterministic embedder: hashed bag of words."""
-
-    name = "hashing"
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        out = np.zeros((len(texts), 64), dtype=np.float32)
-        for i, t in enumerate(texts):
-            for w in t.lower().split():
-                out[i, zlib.crc32(w.encode()) % 64] += 1.0
-        return out
+from tests.helpers.filter_data import HashingEmbedder, make_question, make_trajectory
 
 
 def test_minhash_estimates_exact_jaccard() -> None:

@@ -1,10 +1,7 @@
 import json
-import zlib
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 from hopforge.corpus import parts
 from hopforge.corpus.layout import BuildDir
@@ -15,20 +12,12 @@ from hopforge.filters.select import FilterConfig
 from hopforge.flows.commands.cli import main
 from hopforge.flows.stages.filters import filter_build, read_reference, score_build
 
-from tests.helpers.filter_data import TEMPLATE_PHRASE, population, reference_text
-
-
-class HashingEmbedder:
-    """A tiny deterministic embedder: hashed bag of words."""
-
-    name = "hashing"
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        out = np.zeros((len(texts), 64), dtype=np.float32)
-        for i, t in enumerate(texts):
-            for w in t.lower().split():
-                out[i, zlib.crc32(w.encode()) % 64] += 1.0
-        return out
+from tests.helpers.filter_data import (
+    TEMPLATE_PHRASE,
+    HashingEmbedder,
+    population,
+    reference_text,
+)
 
 
 @pytest.fixture

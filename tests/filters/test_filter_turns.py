@@ -9,30 +9,21 @@ from pathlib import Path
 import pytest
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.layout import BuildDir
-from hopforge.corpus.parts import read_parts, write_part
+from hopforge.corpus.parts import read_parts
 from hopforge.filters.records import Decision
 from hopforge.filters.select import FilterConfig
 from hopforge.synth.annotate import label_trajectory, tool_calls, useful_share
 from hopforge.synth.records import TURN_LABELS, Question, Trajectory
+
+from tests.helpers.tiny import scored_build
 
 
 @pytest.fixture(scope="module")
 def build(tmp_path_factory: pytest.TempPathFactory, agent_documents: list,
           agent_questions: list) -> BuildDir:
     """Scripted trajectories with faults; a turn budget short enough that some never answer."""
-    from hopforge.corpus.store import write_corpus
-    from hopforge.flows.stages.filters import score_build
-    from hopforge.flows.stages.trajectories import run_trajectories_build
-    from hopforge.synth.trajectories.faults import FaultConfig
-    from hopforge.synth.trajectories.stage import TrajectoryConfig
-
-    build = BuildDir.at(tmp_path_factory.mktemp("turns") / "b")
-    write_corpus(build, agent_documents)
-    write_part(build.questions, 0, [q.to_row() for q in agent_questions])
-    faults = FaultConfig.uniform(0.3, timeout_delay_s=0.0)
-    run_trajectories_build(build, TrajectoryConfig(samples=4, faults=faults, max_turns=9))
-    score_build(build)
-    return build
+    return scored_build(tmp_path_factory.mktemp("turns") / "b", agent_documents,
+                        agent_questions, max_turns=9)
 
 
 def _labelled(build: BuildDir) -> list[Trajectory]:

@@ -10,22 +10,9 @@ from hopforge.corpus.layout import BuildDir
 from hopforge.corpus.parts import read_parts
 from hopforge.flows.config.build_file import STAGES
 
-TINY_FLOW_BUILD = """\
-[build]
-name = "flow-smoke"
+from tests.helpers.tiny import tiny_build_file
 
-[corpus]
-sources = ["{corpus}"]
-
-[index]
-dense = false
-
-[questions]
-# the tiny corpus is too small to blur phrases or to hide
-# answers from one search
-min_df = 1
-shortcut_rank = 0
-
+FLOW_TABLES = """\
 [trajectories]
 samples = 2
 
@@ -42,7 +29,8 @@ def test_build_flow_runs_every_stage_and_reports_to_prefect(
     from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
 
     config = tmp_path / "smoke.toml"
-    config.write_text(TINY_FLOW_BUILD.format(corpus=tiny_corpus_path), encoding="utf-8")
+    config.write_text(tiny_build_file(tiny_corpus_path, 'name = "flow-smoke"', FLOW_TABLES),
+                      encoding="utf-8")
     result = build_flow(str(config), out=str(tmp_path / "out"))
     build = BuildDir.at(result["build"])
 

@@ -24,30 +24,15 @@ from hopforge.flows.build.markers import BuildConflict
 from hopforge.flows.config.build_file import STAGES, load_config
 
 from tests.helpers.snapshots import canonical_rows
+from tests.helpers.tiny import tiny_build_file
 
 # Settings small enough for a few seconds per build: BM25 only, several parts per stage.
-TINY_BUILD = """\
-[build]
-name = "tiny"
-seed = 3
-
-[corpus]
-sources = ["{corpus}"]
-
-[index]
-dense = false
-
-[questions]
-# the tiny corpus is too small to blur phrases or to hide
-# answers from one search
-min_df = 1
-shortcut_rank = 0
-
+TINY_TABLES = """\
 [trajectories]
 samples = 2
 part_questions = 2
 max_turns = 24
-faults = {{ empty = 0.1, timeout = 0.05, format = 0.05, timeout_delay_s = 0.0 }}
+faults = { empty = 0.1, timeout = 0.05, format = 0.05, timeout_delay_s = 0.0 }
 
 [score]
 rows_per_part = 4
@@ -122,9 +107,13 @@ sys.exit(main(["build", config, "--out", out, "--no-prefect"]))
 """
 
 
+def tiny_build(corpus: Path) -> str:
+    return tiny_build_file(corpus, 'name = "tiny"\nseed = 3', TINY_TABLES)
+
+
 def write_config(tmp_path: Path, corpus: Path) -> Path:
     path = tmp_path / "tiny.toml"
-    path.write_text(TINY_BUILD.format(corpus=corpus), encoding="utf-8")
+    path.write_text(tiny_build(corpus), encoding="utf-8")
     return path
 
 
@@ -233,7 +222,7 @@ def test_force_reruns_one_stage_and_keeps_later_ones_when_output_is_unchanged(
 def test_dense_builds_give_the_same_rows_twice_and_after_kills(tmp_path, tiny_corpus_path):
     """With the dense index on (hybrid search, batched queries): two uninterrupted builds and
     one killed twice and resumed export identical rows, wall-clock fields aside."""
-    text = TINY_BUILD.format(corpus=tiny_corpus_path).replace(
+    text = tiny_build(tiny_corpus_path).replace(
         "dense = false", "dense = true\nmax_seq_length = 96")
     config = tmp_path / "dense.toml"
     config.write_text(text, encoding="utf-8")

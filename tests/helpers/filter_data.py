@@ -7,7 +7,10 @@ queries and always plays the same plan; "varied" words every thought and query d
 from __future__ import annotations
 
 import random
+import zlib
+from collections.abc import Sequence
 
+import numpy as np
 from hopforge.synth.records import Fault, Hop, Question, ToolCall, Trajectory, Turn
 
 NAMES = ("Alder", "Brisk", "Corran", "Dunmore", "Elsby", "Farrow", "Galen", "Hollis", "Ivers",
@@ -19,6 +22,19 @@ WORDS = tuple(a + b + c for a in SYLLABLES[:12] for b in SYLLABLES for c in ("n"
 RELATIONS = ("born in", "designed by", "founded by", "named after", "located in", "built by")
 TEMPLATE_OPENER = "Let me carefully search for"
 TEMPLATE_PHRASE = "as a meticulous research assistant i will now"
+
+
+class HashingEmbedder:
+    """A tiny deterministic embedder: hashed bag of words."""
+
+    name = "hashing"
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), 64), dtype=np.float32)
+        for i, t in enumerate(texts):
+            for w in t.lower().split():
+                out[i, zlib.crc32(w.encode()) % 64] += 1.0
+        return out
 
 
 def entity(rng: random.Random) -> str:

@@ -16,25 +16,9 @@ from hopforge.corpus.parts import done_indexes
 from hopforge.flows.config.build_file import STAGES
 
 from tests.helpers.snapshots import canonical_rows
+from tests.helpers.tiny import tiny_build_file
 
-RUNNER_BUILD = """\
-[build]
-name = "runner-{runner}"
-runner = "{runner}"
-workers = 2
-
-[corpus]
-sources = ["{corpus}"]
-
-[index]
-dense = false
-
-[questions]
-# the tiny corpus is too small to blur phrases or to hide
-# answers from one search
-min_df = 1
-shortcut_rank = 0
-
+RUNNER_TABLES = """\
 [trajectories]
 samples = 2
 part_questions = {part_questions}
@@ -49,8 +33,9 @@ LAYOUTS = ("questions", "trajectories", "scores", "pairs", "filtered", "export")
 def write_config(tmp_path: Path, corpus: Path, runner: str, part_questions: int = 5) -> Path:
     """The small build file for `runner` (local, dask or ray) in `tmp_path`."""
     path = tmp_path / f"{runner}.toml"
-    path.write_text(RUNNER_BUILD.format(corpus=corpus, runner=runner,
-                                        part_questions=part_questions), encoding="utf-8")
+    build = f'name = "runner-{runner}"\nrunner = "{runner}"\nworkers = 2'
+    later = RUNNER_TABLES.format(part_questions=part_questions)
+    path.write_text(tiny_build_file(corpus, build, later), encoding="utf-8")
     return path
 
 

@@ -62,6 +62,16 @@ def call(name: str, **arguments: Any) -> Completion:
                       completion_tokens=5)
 
 
+def fails_on_third_call(error: Exception) -> Step:
+    """A teacher's steps: a search on each of its first two calls, then `error` raised."""
+    def step(n: int, messages: list[Message], kwargs: dict[str, Any]) -> Completion:
+        if n == 2:
+            raise error
+        return call("search", query=f"Quillon {n}")
+
+    return step
+
+
 def agent(question: Question, teacher: Any, searcher: Any, **config: Any) -> Any:
     cfg = TrajectoryConfig(**{"checkpoint_every": 0, **config})
     tools = FaultyTools(BatchedTools(ToolBox(searcher), SearchBatcher(searcher)), cfg.faults,
@@ -136,12 +146,8 @@ def test_context_limit_forces_a_final_answer(agent_questions: list, agent_search
 def test_an_unusable_answer_ends_the_trajectory_and_never_becomes_a_message(
     agent_questions: list, agent_searcher: Any
 ) -> None:
-    def step(n: int, messages: list[Message], kwargs: dict[str, Any]) -> Completion:
-        if n == 2:
-            raise ModelResponseError("server sent: SECRET-TEXT without choices")
-        return call("search", query=f"Quillon {n}")
-
-    teacher = Teacher(step)
+    teacher = Teacher(fails_on_third_call(
+        ModelResponseError("server sent: SECRET-TEXT without choices")))
     t = agent(agent_questions[2], teacher, agent_searcher)
     assert t.termination == "error" and "SECRET-TEXT" in t.reason and len(t.turns) == 2
     assert "ModelResponseError" in t.reason
@@ -151,13 +157,9 @@ def test_an_unusable_answer_ends_the_trajectory_and_never_becomes_a_message(
 def test_a_server_that_keeps_failing_stops_the_run(
     agent_questions: list, agent_searcher: Any
 ) -> None:
-    def step(n: int, messages: list[Message], kwargs: dict[str, Any]) -> Completion:
-        if n == 2:
-            raise ModelUnavailable("server said: HTTP 500 after 4 retries")
-        return call("search", query=f"Quillon {n}")
-
+    failing = Teacher(fails_on_third_call(ModelUnavailable("server said: HTTP 500 after 4 retries")))
     with pytest.raises(ModelUnavailable, match="after 4 retries"):
-        agent(agent_questions[2], Teacher(step), agent_searcher)
+        agent(agent_questions[2], failing, agent_searcher)
 
 
 def test_garbage_gets_feedback_then_ends_in_error(agent_questions: list, agent_searcher: Any) -> None:

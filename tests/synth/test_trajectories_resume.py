@@ -71,11 +71,19 @@ def test_runner_writes_parts_report_and_skips_rejected(
     assert (build.trajectories / "part-00001.jsonl").read_bytes() == before
 
 
+@pytest.fixture(scope="module")
+def whole(
+    tmp_path_factory: pytest.TempPathFactory, agent_documents: list, agent_questions: list
+) -> BuildDir:
+    """The trajectories of a build run without interruption, for resumed ones to match."""
+    build = make_build(tmp_path_factory.mktemp("whole"), agent_documents, agent_questions)
+    run_trajectories_build(build, CONFIG)
+    return build
+
+
 def test_crash_after_some_trajectories_then_resume_equals_uninterrupted(
-    tmp_path: Path, agent_documents: list, agent_questions: list
+    tmp_path: Path, agent_documents: list, agent_questions: list, whole: BuildDir
 ) -> None:
-    whole = make_build(tmp_path / "whole", agent_documents, agent_questions)
-    run_trajectories_build(whole, CONFIG)
     broken = make_build(tmp_path / "broken", agent_documents, agent_questions)
 
     def crash(done: int, total: int) -> None:
@@ -101,10 +109,8 @@ def test_crash_after_some_trajectories_then_resume_equals_uninterrupted(
 
 
 def test_a_fully_journaled_part_is_written_without_rerunning(
-    tmp_path: Path, agent_documents: list, agent_questions: list
+    tmp_path: Path, agent_documents: list, agent_questions: list, whole: BuildDir
 ) -> None:
-    whole = make_build(tmp_path / "whole", agent_documents, agent_questions)
-    run_trajectories_build(whole, CONFIG)
     cut = make_build(tmp_path / "cut", agent_documents, agent_questions)
     cut.trajectories.mkdir(parents=True)
     part = (whole.trajectories / "part-00001.jsonl").read_text()
