@@ -205,10 +205,11 @@ KINDS_TEXT = """\
 - `sft_trl`: TRL prompt-completion rows: one per trained assistant message, the window before it
   as `prompt` (untrained turns are context only).
 - `rl_verl`: verl RLHFDataset columns (`data_source`, `prompt`, `ability`, `reward_model`,
-  `extra_info`), Parquet, with `tool_config.yaml` for verl's tool agent loop; `rl_plain`:
-  `{prompt, answer, aliases, answer_type}`. Their prompt is the SFT rows' (schemas left to the
-  chat template); `metadata.teacher_pass_rate` is the share of the teacher's trajectories the
-  reward grades right, `mean_reward` their mean point-wise score.
+  `extra_info`), Parquet, with `tool_config.yaml` for verl's tool agent loop. The prompt is the
+  SFT rows' (schemas left to the chat template); `metadata.teacher_pass_rate` is the share of the
+  teacher's trajectories the reward grades right, `mean_reward` their mean point-wise score.
+- `rl_plain`: `{prompt, answer, aliases, answer_type}`, with the prompt and `metadata` of
+  `rl_verl`.
 - `preference`: TRL `{prompt, chosen, rejected}` conversations from the pair-wise stage.
 - `sharegpt`: LLaMA-Factory ShareGPT (`conversations`, `system`, `tools`) with `dataset_info.json`:
   one row per trained turn, ending on it; train with `mask_history: true`.
