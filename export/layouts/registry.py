@@ -17,11 +17,12 @@ from hopforge.export.layouts.rl_plain import RlPlain
 from hopforge.export.layouts.rl_verl import RlVerl
 from hopforge.export.layouts.sft_hf import SftHf
 from hopforge.export.layouts.sft_openai import SftOpenAI
+from hopforge.export.layouts.sft_text import SftText
 from hopforge.export.layouts.sft_trl import SftTrl
 from hopforge.export.layouts.sharegpt import ShareGpt
 
 LAYOUTS: tuple[type[Layout], ...] = (SftOpenAI, SftHf, SftTrl, RlVerl, RlPlain, Preference,
-                                     ShareGpt)
+                                     ShareGpt, SftText)
 
 _BY_NAME: dict[str, Layout] = {cls.name: cls() for cls in LAYOUTS}
 # Each format writes one or more layouts ("kinds"); a kind is a folder under BUILD/export/.
