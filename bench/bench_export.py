@@ -22,8 +22,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from hopforge.corpus.tools import default_schemas
+from hopforge.export.layouts.registry import schemas_for
 from hopforge.export.records import ExportConfig
-from hopforge.export.schemas import RecordValidator, schemas_for
+from hopforge.export.schemas import RecordValidator
 from hopforge.export.selection import rows, select
 from hopforge.export.shards import write_shards
 from hopforge.flows.stages.export import export_build, read_inputs

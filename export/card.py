@@ -12,6 +12,7 @@ from typing import Any
 from hopforge.corpus.layout import BuildDir
 from hopforge.corpus.parts import atomic_write_bytes
 from hopforge.export.card_training import training_text
+from hopforge.export.layouts.registry import layouts
 from hopforge.export.records import Distributions
 from hopforge.synth.records import TERMINATIONS
 
@@ -196,23 +197,7 @@ def _fmt(q: dict[str, float] | None) -> str:
     return f"mean {q['mean']:.2f}, median {q['median']:.2f}, p10 {q['p10']:.2f}, p90 {q['p90']:.2f}, max {q['max']:.2f}"
 
 
-KINDS_TEXT = """\
-- `sft_openai`: OpenAI fine-tuning layout: tool-call `arguments` as a JSON string, `weight` (0/1)
-  on every assistant message, which OpenAI's trainer reads. One row per window: the context the
-  teacher saw (old tool results elided, restarting from each checkpoint).
-- `sft_hf`: the same windows in the Hugging Face layout (`arguments` as an object); `weight` is
-  kept for trainers that mask per message (TRL's SFTTrainer does not read it).
-- `sft_trl`: TRL prompt-completion rows: one per trained assistant message, the window before it
-  as `prompt` (untrained turns are context only).
-- `rl_verl`: verl RLHFDataset columns (`data_source`, `prompt`, `ability`, `reward_model`,
-  `extra_info`), Parquet, with `tool_config.yaml` for verl's tool agent loop; `rl_plain`:
-  `{prompt, answer, aliases, answer_type}`. Their prompt is the SFT rows' (schemas left to the
-  chat template); `metadata.teacher_pass_rate` is the share of the teacher's trajectories the
-  reward grades right, `mean_reward` their mean point-wise score.
-- `preference`: TRL `{prompt, chosen, rejected}` conversations from the pair-wise stage.
-- `sharegpt`: LLaMA-Factory ShareGPT (`conversations`, `system`, `tools`) with `dataset_info.json`:
-  one row per trained turn, ending on it; train with `mask_history: true`.
-
+WEIGHTS_TEXT = """\
 Assistant messages with `weight: 0` (invalid or off-track calls, repeated calls, negatively
 rewarded turns, turns that carry an over-cap style pattern) are context, not targets; failed
 trajectories (an error, or no answer) are not exported. Ids, rewards and filterable facts are under
@@ -236,6 +221,14 @@ verl = load_dataset("parquet", data_dir="rl/verl")  # verl's rows
 - LLaMA-Factory: `dataset_dir: sharegpt`, `dataset: NAME_train` (see `sharegpt/dataset_info.json`),
   `mask_history: true`.
 """
+
+
+def contents_text(manifest: dict[str, Any]) -> str:
+    """Each layout's entry (those a default export writes, and any other this one wrote), then
+    what the weights and the splits mean."""
+    wrote = manifest.get("counts") or {}
+    entries = [lay.card for lay in layouts() if lay.default or lay.name in wrote]
+    return "".join(entries) + "\n" + WEIGHTS_TEXT
 
 
 def _share(value: float | None) -> str:
@@ -284,7 +277,8 @@ def render_card(
         " with `search` / `open` / `find` / `answer` tools, scored per turn and per trajectory,"
         " filtered, and exported for SFT, RL and preference training."
     )
-    lines += ["", "## Contents", "", _table(rows, ["kind", "train", "validation"]), "", KINDS_TEXT]
+    lines += ["", "## Contents", "", _table(rows, ["kind", "train", "validation"]), "",
+              contents_text(manifest)]
     lines += ["## Loading", "", LOADING_TEXT]
     lines += ["## Training", "", training_text(manifest)]
     lines += ["## Statistics", "", *_stats_lines(manifest), ""]

@@ -20,6 +20,11 @@ def _completion(traj: Trajectory) -> list[dict[str, Any]]:
     return completion_messages(traj, ones, arguments="object", tool_names=True, with_weights=False)
 
 
+def pair_id(pair: PreferencePair) -> str:
+    """The record id of a preference row: `chosen>rejected`."""
+    return f"{pair.chosen}>{pair.rejected}"
+
+
 def preference_record(
     pair: PreferencePair,
     *,

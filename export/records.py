@@ -1,4 +1,8 @@
-"""Records of the export stage: its config, the shards it writes and what it left out."""
+"""Records of the export stage: its config, the shards it writes and what it left out.
+
+`FORMATS` and `KINDS` (the layouts each format writes) come from the layout list,
+hopforge.export.layouts.registry.
+"""
 
 from __future__ import annotations
 
@@ -6,19 +10,15 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from hopforge.corpus.errors import HopforgeError
+from hopforge.export.layouts.registry import DEFAULT_FORMATS, FORMATS, KINDS, layouts_of
+from hopforge.export.splits import SPLITS
 from hopforge.export.windows import Window
 from hopforge.filters.records import Decision, Score
 from hopforge.synth.records import Question, Trajectory
 
-FORMATS: tuple[str, ...] = ("sft", "rl", "preference", "sharegpt")
-# Each format writes one or more kinds; a kind is a folder under BUILD/export/.
-KINDS: dict[str, tuple[str, ...]] = {
-    "sft": ("sft/openai", "sft/hf", "sft/trl"),
-    "rl": ("rl/verl", "rl/plain"),
-    "preference": ("preference",),
-    "sharegpt": ("sharegpt",),
-}
-SPLITS: tuple[str, ...] = ("train", "validation")
+__all__ = ["FORMATS", "KINDS", "SPLITS", "Contamination", "Distributions", "EvalItem", "Example",
+           "ExportConfig", "ExportResult", "Rejected", "ShardInfo"]
+
 SCHEMA_VERSION = 1
 REASONING_MODES: tuple[str, ...] = ("keep", "last", "drop")
 
@@ -27,7 +27,7 @@ REASONING_MODES: tuple[str, ...] = ("keep", "last", "drop")
 class ExportConfig:
     """How to export a build; validated on construction."""
 
-    formats: tuple[str, ...] = FORMATS
+    formats: tuple[str, ...] = DEFAULT_FORMATS
     shard_records: int = 10_000  # most records in one shard
     shard_bytes: int = 128 * 2**20  # most bytes of JSON lines in one shard (before compression)
     parquet: bool = False  # write Parquet shards instead of JSONL
@@ -53,6 +53,13 @@ class ExportConfig:
             raise HopforgeError(
                 f"export formats {list(self.formats)!r} are not valid: choose one or more of "
                 f"{', '.join(FORMATS)} (e.g. --formats sft,rl)"
+            )
+        needy = [lay.name for lay in layouts_of(self.formats) if lay.needs_tokenizer]
+        if needy and not self.tokenizer:
+            raise HopforgeError(
+                f"export layout {', '.join(needy)} renders its rows with the student's chat "
+                "template: set [export] tokenizer to a tokenizer folder or cached model name, "
+                "or leave its format out of formats"
             )
         if self.shard_records < 1:
             raise HopforgeError(
@@ -85,7 +92,8 @@ class ExportConfig:
 
     @property
     def kinds(self) -> tuple[str, ...]:
-        return tuple(k for f in self.formats for k in KINDS[f])
+        """The layouts its formats write, by folder name."""
+        return tuple(lay.name for lay in layouts_of(self.formats))
 
     def to_row(self) -> dict[str, Any]:
         row = asdict(self)

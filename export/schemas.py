@@ -1,4 +1,5 @@
-"""A JSON Schema per export kind: every record is validated against it before it is written.
+"""JSON Schemas of the export layouts' rows: every record is validated against its layout's
+schema before it is written (each layout picks its schema: hopforge.export.layouts).
 
 The same schema gives the Parquet layout: objects with `properties` become structs in the order
 declared, arrays become lists. Values marked `"x-json": true` have no fixed shape (tool
@@ -286,19 +287,6 @@ def plain_rl_schema() -> dict[str, Any]:
             "metadata": QUESTION_METADATA,
         }
     )
-
-
-def schemas_for(tool_names: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """The JSON Schema of every export kind."""
-    return {
-        "sft/openai": sft_schema("string"),
-        "sft/hf": sft_schema("object"),
-        "sft/trl": trl_schema(),
-        "rl/verl": verl_schema(tool_names),
-        "rl/plain": plain_rl_schema(),
-        "preference": preference_schema(),
-        "sharegpt": sharegpt_schema(),
-    }
 
 
 class RecordValidator:

@@ -2,7 +2,7 @@
 
 `select` is the plain stage function: it decontaminates, splits by evidence chain and picks the
 kept trajectories, the accepted questions and the usable preference pairs, recording a reason
-for everything it leaves out. `rows` turns a selection into the rows of one export kind.
+for everything it leaves out. `rows` asks one export layout for its rows of a selection.
 """
 
 from __future__ import annotations
@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hopforge.export.decontam import find_contaminated
-from hopforge.export.preference import preference_record
+from hopforge.export.layouts.base import Context
+from hopforge.export.layouts.registry import layout_named
+from hopforge.export.preference import pair_id
 from hopforge.export.records import Contamination, EvalItem, Example, ExportConfig, Rejected
-from hopforge.export.rl import Task, plain_record, verl_record
-from hopforge.export.sft import example_weights, sft_records
-from hopforge.export.sharegpt import sharegpt_records
+from hopforge.export.rl import Task
+from hopforge.export.sft import example_weights
 from hopforge.export.splits import chain_key, split_questions
 from hopforge.export.windows import Counter as TokenCounter
 from hopforge.export.windows import (
@@ -196,7 +197,7 @@ def select(
             continue
         if pair.qid not in accepted or chosen is None or worse is None:
             reason = "its question or one of its trajectories is missing or rejected"
-            rejected.append(Rejected(kind="preference", record_id=_pair_id(pair), reason=reason))
+            rejected.append(Rejected(kind="preference", record_id=pair_id(pair), reason=reason))
             continue
         pairs.append(
             Paired(
@@ -221,10 +222,6 @@ def select(
     )
 
 
-def _pair_id(pair: PreferencePair) -> str:
-    return f"{pair.chosen}>{pair.rejected}"
-
-
 def rows(
     selection: Selection,
     kind: str,
@@ -233,46 +230,7 @@ def rows(
     settings: dict[str, Any],
     config: ExportConfig,
 ) -> Iterator[tuple[str, str, dict[str, Any]]]:
-    """The rows of one kind, in a fixed order, as (split, record id, row)."""
-    if kind in ("sft/openai", "sft/hf", "sft/trl"):
-        flavour = kind.split("/", 1)[1]
-        for ex in selection.examples:
-            for rid, row in sft_records(ex, tools, flavour):  # type: ignore[arg-type]
-                yield ex.split, rid, row
-    elif kind == "sharegpt":
-        for ex in selection.examples:
-            for rid, row in sharegpt_records(ex, tools):
-                yield ex.split, rid, row
-    elif kind == "rl/verl":
-        names = [t["function"]["name"] for t in tools]
-        index: Counter[str] = Counter()
-        for task in selection.tasks:
-            row = verl_record(
-                task,
-                index=index[task.split],
-                tool_names=names,
-                tool_settings=settings,
-                data_source=config.data_source,
-                ability=config.ability,
-            )
-            index[task.split] += 1
-            yield task.split, task.question.qid, row
-    elif kind == "rl/plain":
-        for task in selection.tasks:
-            yield task.split, task.question.qid, plain_record(task)
-    elif kind == "preference":
-        for p in selection.pairs:
-            row = preference_record(
-                p.pair,
-                question=p.question,
-                chosen=p.chosen,
-                rejected=p.rejected,
-                split=p.split,
-                chain=p.chain,
-                tools=tools,
-                chosen_score=p.chosen_score,
-                rejected_score=p.rejected_score,
-            )
-            yield p.split, _pair_id(p.pair), row
-    else:
-        raise ValueError(f"unknown export kind {kind!r}")
+    """The rows of one layout (`kind`, e.g. "sft/hf"), in a fixed order, as (split, record id,
+    row); the layout makes them (hopforge.export.layouts)."""
+    ctx = Context(config=config, tools=tools, settings=settings)
+    return layout_named(kind).rows(selection, ctx)

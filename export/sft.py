@@ -16,16 +16,18 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from hopforge.corpus.tools import is_final
 from hopforge.export.messages import turn_weights
-from hopforge.export.records import Example
 from hopforge.export.windows import Window
 from hopforge.filters.answers import answer_is_right
 from hopforge.filters.records import Score
 from hopforge.synth.annotate import useful_share
 from hopforge.synth.records import TURN_LABELS, Turn
+
+if TYPE_CHECKING:  # records.py imports the layouts, which import this module
+    from hopforge.export.records import Example
 
 Flavour = Literal["openai", "hf", "trl"]
 REWARD_FIELDS = (

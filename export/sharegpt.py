@@ -19,10 +19,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hopforge.export.records import Example
 from hopforge.export.sft import context_only, window_metadata
+
+if TYPE_CHECKING:  # records.py imports the layouts, which import this module
+    from hopforge.export.records import Example
 
 THINK = re.compile(r"^<think>\n(.*?)\n</think>\n\n", re.DOTALL)
 COLUMNS = {"messages": "conversations", "system": "system", "tools": "tools"}
@@ -86,6 +88,22 @@ def parse_function_call(value: str) -> tuple[str, dict[str, Any], str]:
         thought, value = match.group(1), value[match.end() :]
     call = json.loads(value)
     return call["name"], call["arguments"], thought
+
+
+_SHAREGPT_ROLES = {"human": "user", "observation": "tool", "gpt": "assistant"}
+
+
+def sharegpt_messages(row: dict[str, Any]) -> list[dict[str, Any]]:
+    """A ShareGPT row as chat messages (its `<think>` text stays out of the visible content)."""
+    out: list[dict[str, Any]] = [{"role": "system", "content": row.get("system") or ""}]
+    for turn in row["conversations"]:
+        if turn["from"] == "function_call":
+            name, arguments, _ = parse_function_call(turn["value"])
+            call = {"type": "function", "function": {"name": name, "arguments": arguments}}
+            out.append({"role": "assistant", "content": "", "tool_calls": [call]})
+        else:
+            out.append({"role": _SHAREGPT_ROLES[turn["from"]], "content": turn["value"]})
+    return out
 
 
 def dataset_info(name: str, splits: Sequence[str]) -> dict[str, Any]:

@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping
 
 from hopforge.synth.records import Question
 
+SPLITS: tuple[str, ...] = ("train", "validation")  # the split folders, in order
+
 
 def chain_key(question: Question) -> str:
     """A hash of the question's sorted evidence doc_ids (else its hop documents, else its qid)."""

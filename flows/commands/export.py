@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from hopforge.corpus.errors import HopforgeError
+from hopforge.export.layouts.registry import DEFAULT_FORMATS, FORMATS, layouts
 from hopforge.flows.build.registry import Export
 
 
@@ -32,8 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "export",
         help="write SFT, RL, preference and ShareGPT shards, a manifest and a dataset card",
         description=(
-            "Export the kept trajectories of a build to BUILD/export/: sft/{openai,hf}, "
-            "rl/{verl,plain}, preference and sharegpt shards split into train/validation by "
+            "Export the kept trajectories of a build to BUILD/export/: a folder of shards per "
+            f"layout ({', '.join(lay.name for lay in layouts())}) split into train/validation by "
             "evidence chain, JSON Schemas, manifest.json (counts, sha256 per shard) and README.md "
             "(dataset card with plots). Rerunning rewrites the same files."
         ),
@@ -42,7 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument(
         "--formats",
         type=_formats,
-        help="comma-separated formats to write [sft,rl,preference,sharegpt]",
+        help=f"comma-separated formats to write, of {', '.join(FORMATS)} "
+        f"[{','.join(DEFAULT_FORMATS)}]",
     )
     p.add_argument(
         "--shard-records", type=int, metavar="N", help="most records per shard [10000]"

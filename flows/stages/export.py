@@ -19,10 +19,12 @@ from typing import Any
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.layout import BuildDir
 from hopforge.corpus.parts import atomic_write_text, done_parts, read_parts, write_json
-from hopforge.corpus.service import DEFAULT_PORT
 from hopforge.corpus.tools import DEFAULT_K, MAX_K, PAGE_CHARS, SEARCH_MODE
 from hopforge.export.card import corpus_licences, plot_distributions, render_card
 from hopforge.export.decontam import load_eval_sets
+from hopforge.export.layouts.base import Context
+from hopforge.export.layouts.registry import layout_named, layouts_of, schemas_for
+from hopforge.export.layouts.rl_verl import tool_config_text
 from hopforge.export.manifest import (
     MANIFEST,
     build_manifest,
@@ -44,12 +46,11 @@ from hopforge.export.records import (
     Rejected,
     ShardInfo,
 )
-from hopforge.export.rl import VERL_TOOL_CONFIG, verl_tool_config
+from hopforge.export.rl import VERL_TOOL_CONFIG
 from hopforge.export.row_check import RowCheck
-from hopforge.export.schemas import RecordValidator, schemas_for
-from hopforge.export.selection import BuildInputs, rows, select
+from hopforge.export.schemas import RecordValidator
+from hopforge.export.selection import BuildInputs, select
 from hopforge.export.shards import ShardWriter, shard_suffix
-from hopforge.export.sharegpt import dataset_info
 from hopforge.export.windows import Counter as TokenCounter
 from hopforge.export.windows import WindowSettings, estimate_tokens, tokenizer_counter
 from hopforge.filters.records import Decision, PreferencePair, Score
@@ -92,17 +93,7 @@ def write_verl_tool_config(staging: Path, tools: Sequence[dict[str, Any]],
                            build_config: dict[str, Any]) -> None:
     """BUILD/export/rl/verl/tool_config.yaml: the tools for verl's tool agent loop, calling the
     search service of build.toml's `[tools] url` (default: serve-search on this machine)."""
-    import yaml
-
-    section = build_config.get("tools")
-    url = (section.get("url") if isinstance(section, dict) else "") or (
-        f"http://127.0.0.1:{DEFAULT_PORT}")
-    head = ("# verl: actor_rollout_ref.rollout.multi_turn.tool_config_path=THIS FILE\n"
-            "# The tools call `hopforge serve-search BUILD` at `url` (or $HOPFORGE_SEARCH_URL);\n"
-            "# verl's environment needs `pip install --no-deps hopforge` for the tool class.\n")
-    body = yaml.safe_dump(verl_tool_config(tools, url), sort_keys=False, allow_unicode=True,
-                          width=100)
-    atomic_write_text(staging / VERL_TOOL_CONFIG, head + body)
+    atomic_write_text(staging / VERL_TOOL_CONFIG, tool_config_text(tools, build_config))
 
 
 def window_settings(build_config: dict[str, Any], config: ExportConfig) -> WindowSettings:
@@ -124,8 +115,14 @@ def window_settings(build_config: dict[str, Any], config: ExportConfig) -> Windo
 def token_counter(tokenizer: str) -> TokenCounter:
     """Counts row tokens with the named tokenizer (offline), or without one an estimate that lies
     above Qwen2.5's and Llama 3's counts (hopforge.export.token_estimate)."""
+    loaded = load_tokenizer(tokenizer)
+    return estimate_tokens if loaded is None else tokenizer_counter(loaded)
+
+
+def load_tokenizer(tokenizer: str) -> Any:
+    """`[export] tokenizer`, loaded offline; None when it is empty."""
     if not tokenizer:
-        return estimate_tokens
+        return None
     from transformers import AutoTokenizer
 
     try:
@@ -136,7 +133,7 @@ def token_counter(tokenizer: str) -> TokenCounter:
             "local tokenizer folder or a model already in the Hugging Face cache, or leave it "
             "empty to count with the export's upper-bound estimate"
         ) from None
-    return tokenizer_counter(tok)
+    return tok
 
 
 def _distributions(examples: Sequence[Example]) -> Distributions:
@@ -174,6 +171,7 @@ def write_kind(
 ) -> tuple[list[ShardInfo], list[Rejected]]:
     """Validate and write the rows of one kind; a row that fails its schema is reported."""
     validator = RecordValidator(schema)
+    always_parquet = layout_named(kind).parquet  # e.g. rl/verl: verl reads Parquet (and .json)
     writers = {
         split: ShardWriter(
             staging,
@@ -182,8 +180,8 @@ def write_kind(
             schema=schema,
             max_records=config.shard_records,
             max_bytes=config.shard_bytes,
-            parquet=config.parquet or kind == "rl/verl",  # verl reads Parquet (and .json)
-            zstd=config.zstd and kind != "rl/verl",
+            parquet=config.parquet or always_parquet,
+            zstd=config.zstd and not always_parquet,
         )
         for split in SPLITS
     }
@@ -224,6 +222,7 @@ def export_build(build: BuildDir | str | Path, config: ExportConfig | None = Non
         default_k=settings["default_k"],
         max_k=settings["max_k"],
     )
+    tokenizer = load_tokenizer(config.tokenizer)
     chosen = select(
         inputs,
         config,
@@ -231,27 +230,31 @@ def export_build(build: BuildDir | str | Path, config: ExportConfig | None = Non
         default_prompt=system_prompt(tools, text_calls=False),
         tools=tools,
         window_settings=window_settings(build_config, config),
-        count=token_counter(config.tokenizer),
+        count=estimate_tokens if tokenizer is None else tokenizer_counter(tokenizer),
     )
     schemas = schemas_for([t["function"]["name"] for t in tools])
+    ctx = Context(config=config, tools=tools, settings=settings, build_config=build_config,
+                  tokenizer=tokenizer)
     staging = build.root / ".export.tmp"
     shutil.rmtree(staging, ignore_errors=True)
     shards: list[ShardInfo] = []
     rejected = list(chosen.rejected)
     check = RowCheck()
-    for kind in config.kinds:
-        made = check.watch(kind, rows(chosen, kind, tools=tools, settings=settings, config=config))
-        written, failed = write_kind(staging, kind, made, schema=schemas[kind], config=config)
+    chosen_layouts = layouts_of(config.formats)
+    for layout in chosen_layouts:
+        made = check.watch(layout.name, layout.rows(chosen, ctx))
+        schema = schemas[layout.name]
+        written, failed = write_kind(staging, layout.name, made, schema=schema, config=config)
         shards += written
         rejected += failed
-        write_json(staging / "schemas" / f"{kind.replace('/', '_')}.schema.json", schemas[kind])
+        write_json(staging / "schemas" / f"{layout.config_name}.schema.json", schema)
     write_json(staging / "tools.json", tools)
-    if "rl/verl" in config.kinds:
-        write_verl_tool_config(staging, tools, build_config)
-    if "sharegpt" in config.kinds:
-        present = sorted({s.split for s in shards if s.kind == "sharegpt"}, key=SPLITS.index)
-        info = dataset_info(config.dataset_name, present)
-        write_json(staging / "sharegpt" / "dataset_info.json", info)
+    for layout in chosen_layouts:
+        for path, content in layout.files(ctx, shards).items():
+            if isinstance(content, str):
+                atomic_write_text(staging / path, content)
+            else:
+                write_json(staging / path, content)
     stats = summarize(
         chosen.examples,
         questions=len(chosen.tasks),

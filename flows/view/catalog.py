@@ -18,9 +18,10 @@ from typing import Any
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.layout import BuildDir
 from hopforge.corpus.store import read_document_column
+from hopforge.export.layouts.registry import layouts
 
 # Export layouts whose rows are one trajectory's turns (they carry metadata.tid).
-ROW_LAYOUTS: tuple[str, ...] = ("sft/openai", "sft/hf", "sft/trl", "sharegpt")
+ROW_LAYOUTS: tuple[str, ...] = tuple(lay.name for lay in layouts() if lay.trained_note)
 _META = b'"metadata":'
 
 

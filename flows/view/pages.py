@@ -11,6 +11,7 @@ import math
 import re
 from typing import Any
 
+from hopforge.export.layouts.registry import layout_named
 from hopforge.flows.view.catalog import Catalog
 from hopforge.flows.view.funnel import costs, funnel
 from hopforge.flows.view.rows import row_view
@@ -130,13 +131,14 @@ def rows_page(cat: Catalog, tid: str, n: int = 0, *, static: bool = False) -> st
 
 
 def static_rows(cat: Catalog, tid: str) -> list[int]:
-    """The rows of `tid` that get a page in a static copy: every whole-run window (sft/openai)
-    and the first row of each other layout. A one-turn row repeats the run up to its turn, so
+    """The rows of `tid` that get a page in a static copy: every row of a layout that pages
+    every row (`view_every_row`: sft/openai's whole-run windows) and the first row of each other
+    layout. A one-turn row repeats the run up to its turn, so
     a page for each would make a site of gigabytes; the server renders every row."""
     first: dict[str, int] = {}
     out = []
     for i, ref in enumerate(cat.rows_of(tid)):
-        if ref.layout == "sft/openai" or ref.layout not in first:
+        if layout_named(ref.layout).view_every_row or ref.layout not in first:
             out.append(i)
         first.setdefault(ref.layout, i)
     return out or [0]

@@ -1,5 +1,6 @@
 """An exported row as its trainer reads it: each message, and whether the trainer trains it.
 
+Each turn layout says how (hopforge.export.layouts: `Layout.shown`, `Layout.trained_note`):
 - `sft/openai` and `sft/hf`: a conversation; an assistant message is trained when its
   `weight` is 1 (TRL and the OpenAI fine-tuning format read the same field).
 - `sft/trl` (prompt-completion): the completion is trained, the prompt is not.
@@ -11,15 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from hopforge.export.layouts.registry import layout_named
 from hopforge.flows.view.catalog import RowRef
-
-TRAINED_NOTE = {
-    "sft/openai": "assistant messages with weight 1 are trained",
-    "sft/hf": "assistant messages with weight 1 are trained",
-    "sft/trl": "the completion is trained; the prompt is context",
-    "sharegpt": "trained with mask_history: true, so only the last model turn is trained",
-}
-_MODEL_SIDES = ("gpt", "function_call")
 
 
 def _message(role: str, content: Any, trained: bool | None, calls: Any = None) -> dict[str, Any]:
@@ -30,24 +24,11 @@ def _message(role: str, content: Any, trained: bool | None, calls: Any = None) -
 
 def row_messages(layout: str, row: dict[str, Any]) -> list[dict[str, Any]]:
     """The row's messages in order; `trained` is True/False for model turns, None otherwise."""
-    if layout in ("sft/openai", "sft/hf"):
-        return [_message(m["role"], m.get("content"),
-                         bool(m.get("weight", 1)) if m["role"] == "assistant" else None,
-                         m.get("tool_calls")) for m in row.get("messages") or ()]
-    if layout == "sft/trl":
-        return ([_message(m["role"], m.get("content"), False if m["role"] == "assistant"
-                          else None, m.get("tool_calls")) for m in row.get("prompt") or ()]
-                + [_message(m["role"], m.get("content"), True, m.get("tool_calls"))
-                   for m in row.get("completion") or ()])
-    if layout == "sharegpt":
-        turns = row.get("conversations") or []
-        last = max((i for i, m in enumerate(turns) if m.get("from") in _MODEL_SIDES),
-                   default=-1)
-        head = [_message("system", row.get("system", ""), None)] if row.get("system") else []
-        return head + [_message(m.get("from", ""), m.get("value", ""),
-                                (i == last) if m.get("from") in _MODEL_SIDES else None)
-                       for i, m in enumerate(turns)]
-    raise ValueError(f"not a turn layout: {layout}")
+    lay = layout_named(layout)
+    if not lay.trained_note:
+        raise ValueError(f"not a turn layout: {layout}")
+    return [_message(role, content, trained, calls)
+            for role, content, trained, calls in lay.shown(row)]
 
 
 def row_view(ref: RowRef, row: dict[str, Any]) -> dict[str, Any]:
@@ -59,5 +40,5 @@ def row_view(ref: RowRef, row: dict[str, Any]) -> dict[str, Any]:
         "window": meta.get("window") or {}, "turn": meta.get("turn"),
         "weight": meta.get("sample_weight"), "messages": messages,
         "trained": sum(1 for m in messages if m["trained"]),
-        "note": TRAINED_NOTE[ref.layout],
+        "note": layout_named(ref.layout).trained_note,
     }

@@ -8,6 +8,7 @@ import random
 
 import pytest
 from hopforge.corpus.tools import default_schemas
+from hopforge.export.layouts.registry import schemas_for
 from hopforge.export.messages import (
     resolve_tools,
     tools_from_prompt,
@@ -25,7 +26,7 @@ from hopforge.export.rl import (
     plain_record,
     verl_record,
 )
-from hopforge.export.schemas import RecordValidator, schemas_for
+from hopforge.export.schemas import RecordValidator
 from hopforge.export.selection import with_windows
 from hopforge.export.sft import sft_records
 from hopforge.export.sharegpt import dataset_info, parse_function_call, sharegpt_records

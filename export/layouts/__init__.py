@@ -1,0 +1,1 @@
+"""Export layouts: one class per layout, one module each, listed once in `registry.LAYOUTS`."""
