@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 import pydantic
-from pydantic import ConfigDict
+from pydantic import ConfigDict, Field
 
 # what every settings class is made with:
 #   @pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=SETTINGS)
@@ -54,3 +54,13 @@ def _show(value: Any) -> str:
         return json.dumps(value)
     except (TypeError, ValueError):
         return repr(value)
+
+
+def share(default: float, description: str) -> Any:
+    """A setting that is a share or probability, in [0, 1]."""
+    return Field(default, ge=0.0, le=1.0, description=description)
+
+
+def amount(default: float, description: str, *, most: float | None = None) -> Any:
+    """A setting that is a count or weight, at least 0 (and at most `most`)."""
+    return Field(default, ge=0, le=most, description=description)
