@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Literal
 
 from hopforge.corpus.errors import HopforgeError
-from hopforge.corpus.settings import SETTINGS, amount, share
+from hopforge.corpus.settings import OPERATIONAL, SETTINGS, amount, share
 from hopforge.corpus.tools import READ_TOOLS, is_final
 from hopforge.filters.answers import gold_answers, grade_answer, mentions_answer, token_f1
 from hopforge.filters.records import Score
@@ -91,10 +91,12 @@ class ScoreConfig:
     pairs_require_correct: bool = Field(True, strict=True, description=(
         "the chosen side of a preference pair must be correct"))
     rows_per_part: int = Field(1000, ge=1, description="rows per output part")
-    judge_urls: tuple[str, ...] = Field((), description=(
+    judge_urls: tuple[str, ...] = Field((), json_schema_extra=OPERATIONAL,
+        description=(
         "OpenAI-compatible judge server(s); empty: rules only"))
     judge_model: str = Field("", description="the judge model's name")
-    judge_concurrency: int = Field(8, ge=1, description="judge requests in flight")
+    judge_concurrency: int = Field(8, json_schema_extra=OPERATIONAL,
+        ge=1, description="judge requests in flight")
 
     def __post_init__(self) -> None:
         if sum(self.weights().values()) <= 0:
