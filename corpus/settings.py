@@ -3,7 +3,8 @@
 A stage's settings class is a frozen pydantic dataclass made with `SETTINGS`, which
 refuses unknown keys and checks every field's `Field` constraints (`ge`, `le`) when it is made,
 with a `description` per field. The build file loader, its frozen copy, the settings hash and
-the command-line flags (flows/config) all read these declarations, so a stage command and a
+the command-line flags (flows/config) all read these declarations (and
+`operational` the settings that a settings hash leaves out), so a stage command and a
 build cannot disagree on a default or a range. Checks that tie two fields together stay in the
 class's `__post_init__`.
 """
@@ -14,14 +15,26 @@ import json
 from typing import Any
 
 import pydantic
-from pydantic import ConfigDict
+from pydantic import ConfigDict, Field
 
 # what every settings class is made with:
 #   @pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=SETTINGS)
 SETTINGS = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
 
-def described(cls: type) -> dict[str, pydantic.fields.FieldInfo]:
+# the `json_schema_extra` of a setting that changes how fast a stage runs or where it sends
+# requests, never what it makes: the stage's settings hash leaves it out
+OPERATIONAL: dict[str, Any] = {"operational": True}
+
+
+def operational(cls: type | None) -> frozenset[str]:
+    """The operational settings of a settings class (see OPERATIONAL)."""
+    return frozenset(name for name, info in described(cls).items()
+                     if isinstance(info.json_schema_extra, dict)
+                     and info.json_schema_extra.get("operational"))
+
+
+def described(cls: type | None) -> dict[str, pydantic.fields.FieldInfo]:
     """The declared fields of a settings class (name -> pydantic FieldInfo)."""
     return dict(getattr(cls, "__pydantic_fields__", {}))
 
@@ -54,3 +67,13 @@ def _show(value: Any) -> str:
         return json.dumps(value)
     except (TypeError, ValueError):
         return repr(value)
+
+
+def share(default: float, description: str) -> Any:
+    """A setting that is a share or probability, in [0, 1]."""
+    return Field(default, ge=0.0, le=1.0, description=description)
+
+
+def amount(default: float, description: str, *, most: float | None = None) -> Any:
+    """A setting that is a count or weight, at least 0 (and at most `most`)."""
+    return Field(default, ge=0, le=most, description=description)

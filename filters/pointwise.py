@@ -7,21 +7,23 @@ trajectory's turns, so a trainer can use them for process-level credit assignmen
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
 from typing import Literal
 
 from hopforge.corpus.errors import HopforgeError
+from hopforge.corpus.settings import OPERATIONAL, SETTINGS, amount, share
 from hopforge.corpus.tools import READ_TOOLS, is_final
 from hopforge.filters.answers import gold_answers, grade_answer, mentions_answer, token_f1
 from hopforge.filters.records import Score
 from hopforge.synth.records import Question, Trajectory, Turn
+from pydantic import Field
+from pydantic.dataclasses import dataclass
 
 
 class ScoreConfigError(HopforgeError, ValueError):
     """A `ScoreConfig` field is out of its allowed range."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, config=SETTINGS)
 class ScoreConfig:
     """Weights and formulas of the score stage (point-wise, pair-wise and combined).
 
@@ -59,66 +61,46 @@ class ScoreConfig:
     model family than the teacher.
     """
 
-    weight_correctness: float = 0.5
-    weight_evidence: float = 0.2
-    weight_format: float = 0.1
-    weight_efficiency: float = 0.1
-    weight_recovery: float = 0.1
-    em_weight: float = 0.5
-    judge_weight: float = 0.5
-    recall_weight: float = 0.75
-    turns_per_doc: float = 2.0
-    repeat_penalty: float = 0.5
-    no_fault_recovery: float = 1.0
-    reward_new_evidence: float = 0.5
-    reward_recovery: float = 0.25
-    penalty_invalid: float = 0.5
-    penalty_repeat: float = 0.25
-    correct_threshold: float = 0.8
-    bt_prior: float = 0.1
-    pointwise_share: float = 0.5
-    length_corr_threshold: float = 0.3
-    length_measure: Literal["chars", "turns"] = "chars"
-    pair_margin: float = 0.5  # combined-reward gap an equally correct pair must exceed
-    pair_min_gap: float = 0.1  # ... and the point-wise gap it must reach (combined is relative)
-    max_pairs_per_question: int = 0  # 0: no limit
-    pairs_require_correct: bool = True  # the chosen side of a preference pair must be correct
-    rows_per_part: int = 1000
-    judge_urls: tuple[str, ...] = ()  # OpenAI-compatible judge server(s); empty: rules only
-    judge_model: str = ""
-    judge_concurrency: int = 8
+    weight_correctness: float = amount(0.5, "point-wise weight of correctness")
+    weight_evidence: float = amount(0.2, "point-wise weight of evidence")
+    weight_format: float = amount(0.1, "point-wise weight of format")
+    weight_efficiency: float = amount(0.1, "point-wise weight of efficiency")
+    weight_recovery: float = amount(0.1, "point-wise weight of recovery")
+    em_weight: float = share(0.5, "correctness: the weight of exact match against F1")
+    judge_weight: float = share(0.5, "correctness: the weight of the judge's verdict")
+    recall_weight: float = share(0.75, "evidence: the weight of gold-document recall")
+    turns_per_doc: float = Field(2.0, gt=0.0, description=(
+        "efficiency: the ideal turns per gold document (a search and an open)"))
+    repeat_penalty: float = amount(0.5, "efficiency: the penalty per repeated call")
+    no_fault_recovery: float = share(1.0, "recovery of a run that met no fault")
+    reward_new_evidence: float = amount(0.5, "turn reward per gold document first seen")
+    reward_recovery: float = amount(0.25, "turn reward for recovering from a fault")
+    penalty_invalid: float = amount(0.5, "turn penalty for an invalid call")
+    penalty_repeat: float = amount(0.25, "turn penalty for repeating an earlier call")
+    correct_threshold: float = share(0.8, "correctness at which a trajectory counts as correct")
+    bt_prior: float = amount(0.1, "Bradley-Terry prior: virtual half-won games per trajectory")
+    pointwise_share: float = share(0.5, "combined: the weight of the point-wise z-score")
+    length_corr_threshold: float = share(
+        0.3, "|corr(combined, length)| from which length control runs")
+    length_measure: Literal["chars", "turns"] = Field("chars", description=(
+        "length control's length: characters the teacher wrote, or turns"))
+    pair_margin: float = amount(0.5, "combined-reward gap an equally correct pair must exceed")
+    pair_min_gap: float = amount(
+        0.1, "... and the point-wise gap it must reach (combined is relative)")
+    max_pairs_per_question: int = amount(0, "preference pairs per question (0: no limit)")
+    pairs_require_correct: bool = Field(True, strict=True, description=(
+        "the chosen side of a preference pair must be correct"))
+    rows_per_part: int = Field(1000, ge=1, description="rows per output part")
+    judge_urls: tuple[str, ...] = Field((), json_schema_extra=OPERATIONAL,
+        description=(
+        "OpenAI-compatible judge server(s); empty: rules only"))
+    judge_model: str = Field("", description="the judge model's name")
+    judge_concurrency: int = Field(8, json_schema_extra=OPERATIONAL,
+        ge=1, description="judge requests in flight")
 
     def __post_init__(self) -> None:
-        unit = ("em_weight", "judge_weight", "recall_weight", "no_fault_recovery",
-                "correct_threshold", "pointwise_share", "length_corr_threshold")
-        for f in fields(self):
-            v = getattr(self, f.name)
-            if f.type in ("bool", bool):
-                if not isinstance(v, bool):
-                    raise ScoreConfigError(f"ScoreConfig.{f.name} must be true or false, got {v!r}")
-                continue
-            if f.name in ("judge_urls", "judge_model"):
-                continue
-            if f.name == "length_measure":
-                if v not in ("chars", "turns"):
-                    raise ScoreConfigError(
-                        f'ScoreConfig.length_measure={v!r} must be "chars" or "turns"')
-                continue
-            if isinstance(v, bool) or not isinstance(v, int | float):
-                raise ScoreConfigError(f"ScoreConfig.{f.name} must be a number, got {v!r}")
-            if v < 0:
-                raise ScoreConfigError(f"ScoreConfig.{f.name}={v} must be >= 0")
-            if f.name in unit and v > 1:
-                raise ScoreConfigError(f"ScoreConfig.{f.name}={v} must lie in [0, 1]")
         if sum(self.weights().values()) <= 0:
             raise ScoreConfigError("ScoreConfig weights are all 0; give at least one weight > 0")
-        if self.turns_per_doc <= 0:
-            raise ScoreConfigError(f"ScoreConfig.turns_per_doc={self.turns_per_doc} must be > 0")
-        if self.rows_per_part < 1:
-            raise ScoreConfigError(f"ScoreConfig.rows_per_part={self.rows_per_part} must be >= 1")
-        if self.judge_concurrency < 1:
-            raise ScoreConfigError(
-                f"ScoreConfig.judge_concurrency={self.judge_concurrency} must be >= 1")
         if self.judge_urls and not self.judge_model:
             raise ScoreConfigError(
                 "ScoreConfig.judge_urls is set but judge_model is empty; name the judge model "

@@ -36,10 +36,12 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass
 
 import numpy as np
+import pydantic
 from hopforge.corpus.errors import HopforgeError
+from hopforge.corpus.settings import SETTINGS, amount, share
 from hopforge.filters.dedup import Embedder, near_duplicate_questions, near_duplicate_trajectories
 from hopforge.filters.records import Decision, Score
 from hopforge.filters.style import (
@@ -54,46 +56,47 @@ from hopforge.filters.style import (
 from hopforge.filters.turn_caps import cap_turns
 from hopforge.synth.annotate import label_trajectory, tool_calls, useful_share
 from hopforge.synth.records import Question, Trajectory
+from pydantic import Field
 
 BALANCE_KEYS = ("hops", "kind", "teacher")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=SETTINGS)
 class FilterConfig:
     """Thresholds of the filter (see the module docstring for what each one does)."""
 
-    style: StyleConfig = field(default_factory=StyleConfig)
-    threshold: float = 0.75
-    downweight_from: float = 0.5
-    min_weight: float = 0.25
-    pattern_cap: float = 0.3
-    pattern_cap_budget: float = 0.25
-    pattern_turns: bool = True  # step 6: over-cap turns become context only
-    pattern_weights: bool = False  # step 7: down-weight what is still over the cap
-    balance_ratio: float = 3.0  # 0 disables balancing
-    balance_min_group: int = 5
-    balance_min_share: float = 0.1  # values rarer than this share do not set the cap
-    balance_keys: tuple[str, ...] = BALANCE_KEYS
-    dedup_trajectories: float = 0.8  # 0 disables
-    dedup_questions: float = 0.95  # 0 disables
-    require_correct: bool = False
-    min_pointwise: float = 0.0
-    min_tool_calls: int = 2  # fewer parsed tool calls (the answer included): dropped
-    min_useful_share: float = 0.2  # smaller share of progress and recovery turns: dropped
-    keep_failed: bool = False  # keep trajectories that ended in error or without an answer
-    rows_per_part: int = 1000
+    style: StyleConfig = Field(default_factory=StyleConfig, description=(
+        "the style score: the teacher's habits and the weights of its parts"))
+    threshold: float = share(0.75, "step 3: style score from which a trajectory is dropped")
+    downweight_from: float = share(0.5, "step 3: style score from which it is down-weighted")
+    min_weight: float = share(0.25, "step 3: the lowest weight a kept trajectory gets")
+    pattern_cap: float = share(0.3, "step 4: the most trajectories one style pattern may mark")
+    pattern_cap_budget: float = share(
+        0.25, "step 4: the most of the trajectories reaching it that the caps may remove")
+    pattern_turns: bool = Field(True, strict=True, description=(
+        "step 6: turns carrying a pattern still over the cap become context only"))
+    pattern_weights: bool = Field(False, strict=True, description=(
+        "step 7: down-weight the carriers of what is still over the cap"))
+    balance_ratio: float = amount(3.0, "step 5: the largest group over the smallest (0: off)")
+    balance_min_group: int = amount(5, "step 5: the smallest group that sets the cap")
+    balance_min_share: float = share(0.1, "step 5: values rarer than this share set no cap")
+    balance_keys: tuple[str, ...] = Field(BALANCE_KEYS, description="step 5: what is balanced")
+    dedup_trajectories: float = share(
+        0.8, "step 2: MinHash Jaccard of near-duplicate trajectories (0: off)")
+    dedup_questions: float = share(
+        0.95, "step 2: embedding cosine of near-duplicate questions (0: off)")
+    require_correct: bool = Field(False, strict=True, description=(
+        "step 1: keep only correct trajectories"))
+    min_pointwise: float = share(0.0, "step 1: the lowest point-wise total kept")
+    min_tool_calls: int = amount(2, "step 1: fewer parsed tool calls (the answer included) drop "
+                                 "a trajectory", most=100_000)
+    min_useful_share: float = share(
+        0.2, "step 1: a smaller share of progress and recovery turns drops a trajectory")
+    keep_failed: bool = Field(False, strict=True, description=(
+        "step 1: keep trajectories that ended in error or without an answer"))
+    rows_per_part: int = Field(1000, ge=1, description="rows per output part")
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            v = getattr(self, f.name)
-            if isinstance(v, int | float) and not isinstance(v, bool) and v < 0:
-                raise HopforgeError(f"FilterConfig.{f.name}={v} must be >= 0")
-        for name in ("threshold", "downweight_from", "min_weight", "pattern_cap",
-                     "pattern_cap_budget", "balance_min_share",
-                     "dedup_trajectories", "dedup_questions", "min_pointwise",
-                     "min_useful_share"):
-            if getattr(self, name) > 1:
-                raise HopforgeError(f"FilterConfig.{name}={getattr(self, name)} must lie in [0, 1]")
         if self.downweight_from > self.threshold:
             raise HopforgeError(
                 f"FilterConfig.downweight_from={self.downweight_from} must not exceed "
@@ -101,11 +104,6 @@ class FilterConfig:
         bad = set(self.balance_keys) - set(BALANCE_KEYS)
         if bad:
             raise HopforgeError(f"FilterConfig.balance_keys has {sorted(bad)}; use {BALANCE_KEYS}")
-        if self.rows_per_part < 1:
-            raise HopforgeError(f"FilterConfig.rows_per_part={self.rows_per_part} must be >= 1")
-        if not isinstance(self.min_tool_calls, int) or self.min_tool_calls > 100_000:
-            raise HopforgeError(f"FilterConfig.min_tool_calls={self.min_tool_calls!r} must be an "
-                                "integer in [0, 100000]")
 
 
 def style_weight(score: float, config: FilterConfig) -> float:

@@ -18,6 +18,7 @@ from hopforge.corpus.builtin import BUILTIN_PREFIX, builtin_corpus_path
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.index import IndexConfig, build_index
 from hopforge.corpus.ingest import ingest_paths, source_fingerprint
+from hopforge.corpus.settings import operational
 from hopforge.corpus.store import write_corpus
 from hopforge.export.records import ExportConfig, ExportResult
 from hopforge.filters.pointwise import ScoreConfig
@@ -53,14 +54,17 @@ class Stage:
     outputs: ClassVar[tuple[str, ...]] = ()  # the BuildDir folders it writes (emptied anew)
     reports: ClassVar[tuple[str, ...]] = ()  # name prefixes of its files under BUILD/reports/
     headline: ClassVar[tuple[str, ...]] = ()  # dotted paths into its report kept in the marker
-    # settings that change how fast it runs or where it sends requests, never what it makes
-    # (left out of its settings hash)
-    operational: ClassVar[frozenset[str]] = frozenset()
     teacher: ClassVar[bool] = False  # it calls the teacher (whose kind and model shape it)
     resumable: ClassVar[bool] = False  # it skips parts it finished; a fresh start empties it
     parted: ClassVar[bool] = False  # its parts can run as separate tasks (`PartedStage`)
     progress: ClassVar[bool] = False  # long enough for a progress bar and artifact
     cpu: ClassVar[bool] = False  # CPU work only: it goes to the Dask or Ray runner when set
+
+    @property
+    def operational(self) -> frozenset[str]:
+        """Settings that change how fast it runs or where it sends requests, never what it
+        makes (left out of its settings hash): those its config marks OPERATIONAL."""
+        return operational(self.config)
 
     def run(self, context: BuildContext, progress: Progress = None) -> dict[str, Any]:
         """Run the stage on the build of `context`; returns the statistics its marker keeps."""
@@ -110,7 +114,6 @@ class Ingest(Stage):
 class Index(Stage):
     name, section, config, cpu = "index", "index", IndexConfig, True
     outputs, reports = ("index",), ("index",)
-    operational = frozenset({"batch_size", "device"})
     headline = ("documents", "passages", "dense.vectors", "dense.embedded", "dense.reused")
 
     def run(self, context: BuildContext, progress: Progress = None) -> dict[str, Any]:
@@ -121,7 +124,6 @@ class Questions(Stage):
     name, section, config = "questions", "questions", QuestionConfig
     outputs, reports = ("questions",), ("questions",)
     headline = ("accepted", "rejected", "attempted", "acceptance_rate")
-    operational = frozenset({"concurrency"})
     teacher = resumable = progress = True
 
     def run(self, context: BuildContext, progress: Progress = None) -> dict[str, Any]:
@@ -158,7 +160,6 @@ class Trajectories(PartedStage):
     name, section, config = "trajectories", "trajectories", TrajectoryConfig
     outputs, reports = ("trajectories",), ("trajectories",)
     headline = ("trajectories", "terminations.answer", "turns.mean", "turns.max")
-    operational = frozenset({"concurrency", "search_batch", "search_wait_s"})
     teacher = resumable = progress = True
 
     def run(self, context: BuildContext, progress: Progress = None) -> dict[str, Any]:
@@ -190,7 +191,6 @@ class Score(Stage):
     name, section, config, cpu = "score", "score", ScoreConfig, True
     outputs, reports = ("scores", "pairs"), ("score", "pairs")
     headline = ("trajectories", "pairs", "correct_share")
-    operational = frozenset({"judge_urls", "judge_concurrency"})
 
     def run(self, context: BuildContext, progress: Progress = None) -> dict[str, Any]:
         return self.figures(score_build(context.build, context.config.stages[self.name],

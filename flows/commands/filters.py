@@ -9,8 +9,12 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+import pydantic
 from hopforge.corpus.errors import HopforgeError
+from hopforge.corpus.settings import explain
+from hopforge.filters.select import FilterConfig
 from hopforge.flows.build.registry import find_stage
+from hopforge.flows.config.flags import add_setting
 
 SCORE_HELP = """Score every trajectory of BUILD: answer correctness (exact match / token F1 against
 the answer and its aliases, optionally a model judge), evidence, format, efficiency and recovery,
@@ -46,13 +50,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     f = sub.add_parser("filter", help="style-bias and duplicate filter over scored trajectories",
                        description=FILTER_HELP)
     f.add_argument("build", type=Path, help="the build directory")
-    f.add_argument("--threshold", type=float, default=None,
-                   help="drop trajectories whose style score reaches this (0-1, default 0.75)")
+    add_setting(f, FilterConfig, "threshold")
     f.add_argument("--reference", type=Path, default=None, metavar="FILE",
                    help="human-written reference text (.txt, .jsonl or .json); default: the "
                         "build's corpus")
-    f.add_argument("--require-correct", action="store_true",
-                   help="also drop trajectories whose answer is not correct")
+    add_setting(f, FilterConfig, "require_correct")
     f.add_argument("--no-question-dedup", action="store_true",
                    help="skip embedding near-duplicate questions (no embedding model needed)")
     f.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
@@ -122,7 +124,6 @@ def run_score(args: argparse.Namespace) -> int:
 def run_filter(args: argparse.Namespace) -> int:
     """`hopforge filter`."""
     from hopforge.filters.report import filter_summary
-    from hopforge.filters.select import FilterConfig
     from hopforge.flows.build.engine import StageResult
     from hopforge.flows.commands.stage_command import begin_command, done_message, finish_command
     from hopforge.flows.stages.filters import filter_build
@@ -141,8 +142,8 @@ def run_filter(args: argparse.Namespace) -> int:
     if changes:
         try:
             config = dataclasses.replace(config, **changes)
-        except ValueError as exc:
-            raise HopforgeError(str(exc)) from None
+        except pydantic.ValidationError as exc:
+            raise HopforgeError(explain(exc, "--threshold")) from None
     begun = begin_command(args.build, "filter", config, force=args.force,
                           other_inputs=args.reference is not None)
     if isinstance(begun, StageResult):

@@ -35,13 +35,13 @@ from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.layout import BuildDir
 from hopforge.corpus.parts import clear_parts, done_indexes, done_parts, read_parts, write_json
 from hopforge.corpus.search import Searcher, open_searcher
+from hopforge.corpus.settings import operational
 from hopforge.flows.stages.trajectory_journal import PartWriter, journal_path, read_journal
 from hopforge.flows.stages.trajectory_report import trajectory_report
 from hopforge.synth.records import Question, Trajectory
 from hopforge.synth.teacher.chat import ChatModel
 from hopforge.synth.trajectories.scripted import ScriptedTeacher
 from hopforge.synth.trajectories.stage import (
-    SPEED_FIELDS,
     TrajectoryConfig,
     run_trajectories,
     trajectory_id,
@@ -69,7 +69,8 @@ def chunk(questions: Sequence[Question], size: int) -> list[list[Question]]:
 
 
 def _run_hash(config: TrajectoryConfig, teacher: str, questions: Sequence[Question]) -> str:
-    settings = {k: v for k, v in dataclasses.asdict(config).items() if k not in SPEED_FIELDS}
+    skip = operational(TrajectoryConfig)
+    settings = {k: v for k, v in dataclasses.asdict(config).items() if k not in skip}
     settings["faults"].pop("timeout_delay_s", None)
     body = json.dumps({"config": settings, "teacher": teacher,
                        "questions": [q.qid for q in questions]}, sort_keys=True, default=str)

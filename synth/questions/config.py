@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Literal
 
-from hopforge.corpus.settings import SETTINGS
+from hopforge.corpus.settings import OPERATIONAL, SETTINGS
 from hopforge.synth.questions.families import MAX_DEPTH
 from hopforge.synth.records import QUESTION_KINDS
 from pydantic import Field
@@ -84,7 +84,8 @@ class QuestionConfig:
         "of times (giving it turns the probe on)")
     attempts_per_question: int = Field(10, ge=1, le=1000, description=(
         "drafts tried per wanted question before giving up"))
-    concurrency: int = Field(16, ge=1, le=4096, description="model calls in flight")
+    concurrency: int = Field(16, json_schema_extra=OPERATIONAL,
+        ge=1, le=4096, description="model calls in flight")
     temperature: float = Field(0.7, ge=0.0, le=2.0, description="the model composer's temperature")
     max_tokens: int = Field(400, ge=16, le=100_000, description="the model composer's reply limit")
 

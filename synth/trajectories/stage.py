@@ -19,7 +19,7 @@ from typing import Any, Literal, cast
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.records import Document, Hit
 from hopforge.corpus.search import Searcher
-from hopforge.corpus.settings import SETTINGS
+from hopforge.corpus.settings import OPERATIONAL, SETTINGS
 from hopforge.corpus.tools import ToolBox, ToolResult
 from hopforge.synth.concurrency import bounded_map
 from hopforge.synth.records import Question, Trajectory
@@ -32,8 +32,6 @@ from pydantic.dataclasses import dataclass
 
 TeacherFactory = Callable[[Question, int, int], ChatModel]  # (question, sample, seed) -> teacher
 
-# Fields that change how fast a run goes, never what it writes (left out of the run's hash).
-SPEED_FIELDS = frozenset({"concurrency", "search_batch", "search_wait_s"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, config=SETTINGS)
@@ -44,7 +42,8 @@ class TrajectoryConfig:
         "trajectories per question, each with its own seed"))
     max_turns: int = Field(64, ge=1, le=1_000_000, description=(
         "stop rule max_turns: the most turns of a run (600 and more is fine)"))
-    concurrency: int = Field(16, ge=1, le=100_000, description="trajectories in flight")
+    concurrency: int = Field(16, json_schema_extra=OPERATIONAL,
+        ge=1, le=100_000, description="trajectories in flight")
     keep_results: int = Field(5, ge=1, le=10_000, description=(
         "tool results shown verbatim; older ones become pointers"))
     checkpoint_every: int = Field(16, ge=0, le=1_000_000, description=(
@@ -72,8 +71,10 @@ class TrajectoryConfig:
         "the scripted teacher's mistakes and habits"))
     part_questions: int = Field(32, ge=1, le=1_000_000, description=(
         "questions per output part (all samples of a question together)"))
-    search_batch: int = Field(64, ge=1, le=65_536, description="most searches in one batch")
-    search_wait_s: float = Field(0.0, ge=0.0, le=10.0, description=(
+    search_batch: int = Field(64, json_schema_extra=OPERATIONAL,
+        ge=1, le=65_536, description="most searches in one batch")
+    search_wait_s: float = Field(0.0, json_schema_extra=OPERATIONAL,
+        ge=0.0, le=10.0, description=(
         "how long a search waits for others to join its batch"))
 
     def __post_init__(self) -> None:

@@ -88,10 +88,12 @@ def test_min_tool_calls_and_min_useful_share_drop_with_reasons(build: BuildDir) 
 
 
 def test_config_messages_name_field_value_and_range() -> None:
-    with pytest.raises(HopforgeError, match="min_useful_share=1.5 must lie in"):
+    with pytest.raises(ValueError, match=r"min_useful_share\n.*less than or equal to 1"):
         FilterConfig(min_useful_share=1.5)
-    with pytest.raises(HopforgeError, match="min_tool_calls=-1 must be >= 0"):
+    with pytest.raises(ValueError, match=r"min_tool_calls\n.*greater than or equal to 0"):
         FilterConfig(min_tool_calls=-1)
+    with pytest.raises(HopforgeError, match="downweight_from=0.9 must not exceed threshold"):
+        FilterConfig(downweight_from=0.9)
     assert dataclasses.replace(FilterConfig(), min_tool_calls=3).min_tool_calls == 3
 
 

@@ -1,8 +1,8 @@
 import dataclasses
-import re
 
+import pydantic
 import pytest
-from hopforge.corpus.errors import HopforgeError
+from hopforge.corpus.settings import explain
 from hopforge.filters.pointwise import (
     ScoreConfig,
     efficiency,
@@ -110,15 +110,18 @@ def test_no_faults_gives_the_configured_recovery() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"weight_format": -1.0}, "weight_format=-1.0 must be >= 0"),
-        ({"em_weight": 1.5}, "em_weight=1.5 must lie in [0, 1]"),
+        ({"weight_format": -1.0},
+         "ScoreConfig.weight_format = -1.0 is out of range: expected at least 0"),
+        ({"em_weight": 1.5}, "ScoreConfig.em_weight = 1.5 is out of range: expected at most 1.0"),
         ({"weight_correctness": 0, "weight_evidence": 0, "weight_format": 0,
           "weight_efficiency": 0, "weight_recovery": 0}, "weights are all 0"),
-        ({"pairs_require_correct": 1}, "must be true or false"),
+        ({"pairs_require_correct": 1},
+         "ScoreConfig.pairs_require_correct = 1: Input should be a valid boolean"),
         ({"judge_urls": ("http://x/v1",)}, "judge_model is empty"),
         ({"judge_urls": ("ftp://x",), "judge_model": "m"}, "use http(s) base URLs"),
     ],
 )
 def test_config_names_the_bad_field(kwargs: dict[str, object], message: str) -> None:
-    with pytest.raises(HopforgeError, match=re.escape(message)):
+    with pytest.raises(pydantic.ValidationError) as caught:
         ScoreConfig(**kwargs)  # type: ignore[arg-type]
+    assert message in explain(caught.value, "ScoreConfig")
