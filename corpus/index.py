@@ -21,6 +21,7 @@ from hopforge.corpus.parts import write_json
 from hopforge.corpus.passages import index_text, split_documents
 from hopforge.corpus.records import Document, Passage
 from hopforge.corpus.settings import OPERATIONAL, SETTINGS, explain
+from hopforge.corpus.store import corpus_fingerprint, read_documents
 from hopforge.corpus.tokenize import Tokenizer, TokenizerConfig
 from pydantic import Field
 from pydantic.dataclasses import dataclass
@@ -169,7 +170,6 @@ def build_index(build: BuildDir, config: IndexConfig, *, embedder: Embedder | No
     The new index is written beside the old one and swapped in when complete; embeddings of
     passages whose text did not change are taken from the old index instead of recomputed.
     """
-    from hopforge.corpus.store import corpus_fingerprint, read_documents
 
     t_start = time.perf_counter()
     times: dict[str, float] = {}
@@ -295,7 +295,6 @@ def load_searcher_parts(build: BuildDir, *, embedder: Embedder | None = None,
 
     `documents`: the build's corpus when the caller has read it already.
     """
-    from hopforge.corpus.store import corpus_fingerprint, read_documents
 
     manifest = read_index_manifest(build)
     if manifest["corpus_fingerprint"] != corpus_fingerprint(build):

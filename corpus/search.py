@@ -17,6 +17,7 @@ from hopforge.corpus.index import MODES, IndexConfig
 from hopforge.corpus.layout import BuildDir
 from hopforge.corpus.passages import index_text, split_documents
 from hopforge.corpus.records import Document, Hit, Passage
+from hopforge.corpus.store import read_documents
 from hopforge.corpus.tokenize import Tokenizer
 
 if TYPE_CHECKING:
@@ -318,7 +319,6 @@ def _load_searcher(build: BuildDir, docs: Sequence[Document] | None, *, indexed:
     if indexed:
         return Searcher.load(build, documents=docs)
     if docs is None:
-        from hopforge.corpus.store import read_documents
 
         docs = read_documents(build)
     log.warning("no index in %s: searching an in-memory BM25 index of the corpus", build.index)

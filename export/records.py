@@ -9,43 +9,58 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import pydantic
 from hopforge.corpus.errors import HopforgeError
+from hopforge.corpus.settings import SETTINGS
 from hopforge.export.layouts.registry import DEFAULT_FORMATS, FORMATS, KINDS, layouts_of
 from hopforge.export.splits import SPLITS
 from hopforge.export.windows import Window
 from hopforge.filters.records import Decision, Score
 from hopforge.synth.records import Question, Trajectory
+from hopforge.synth.trajectories.context import ReasoningMode
+from pydantic import Field
 
 __all__ = ["FORMATS", "KINDS", "SPLITS", "Contamination", "Distributions", "EvalItem", "Example",
            "ExportConfig", "ExportResult", "Rejected", "ShardInfo"]
 
 SCHEMA_VERSION = 1
-REASONING_MODES: tuple[str, ...] = ("keep", "last", "drop")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=SETTINGS)
 class ExportConfig:
     """How to export a build; validated on construction."""
 
-    formats: tuple[str, ...] = DEFAULT_FORMATS
-    shard_records: int = 10_000  # most records in one shard
-    shard_bytes: int = 128 * 2**20  # most bytes of JSON lines in one shard (before compression)
-    parquet: bool = False  # write Parquet shards instead of JSONL
-    zstd: bool = False  # compress JSONL shards with zstd (.jsonl.zst)
-    validation_fraction: float = 0.05  # share of evidence chains put in the validation split
-    seed: int = 0
-    decontaminate: tuple[str, ...] = ()  # evaluation-set files to decontaminate against
-    decontam_n: int = 8  # question n-gram size
-    answer_context_n: int = 3  # n-gram size of the question overlap required with a same answer
-    data_source: str = "hopforge"  # verl `data_source`
-    ability: str = "search"  # verl `ability`
-    dataset_name: str = "hopforge"  # name used in dataset_info.json and the dataset card
-    allow_unfiltered: bool = False  # export every trajectory when the filter stage has not run
-    tools: tuple[dict[str, Any], ...] = ()  # tool schemas; empty: found from the build
-    licence: str = ""  # licence of the corpus; empty: found from the build
-    max_seq_tokens: int = 32_768  # longest SFT row; longer trajectories are cut into windows
-    tokenizer: str = ""  # tokenizer (name or folder, loaded offline) that counts row tokens
-    reasoning: str = "keep"  # keep | last | drop: which assistant messages keep their reasoning
+    formats: tuple[str, ...] = Field(DEFAULT_FORMATS, description=(
+        f"the formats to write, one or more of {', '.join(FORMATS)}"))
+    shard_records: int = Field(10_000, ge=1, description="most records in one shard")
+    shard_bytes: int = Field(128 * 2**20, ge=1024, description=(
+        "most bytes of JSON lines in one shard (before compression)"))
+    parquet: bool = Field(False, description="write Parquet shards instead of JSONL")
+    zstd: bool = Field(False, description="compress JSONL shards with zstd (.jsonl.zst)")
+    validation_fraction: float = Field(0.05, ge=0.0, lt=1.0, description=(
+        "share of evidence chains put in the validation split"))
+    seed: int = Field(0, description="random seed of the split")
+    decontaminate: tuple[str, ...] = Field((), description=(
+        "evaluation-set files to decontaminate against"))
+    decontam_n: int = Field(8, ge=1, description="question n-gram size")
+    answer_context_n: int = Field(3, ge=1, description=(
+        "n-gram size of the question overlap required with a same answer"))
+    data_source: str = Field("hopforge", description="verl `data_source`")
+    ability: str = Field("search", description="verl `ability`")
+    dataset_name: str = Field("hopforge", description=(
+        "name used in dataset_info.json and the dataset card"))
+    allow_unfiltered: bool = Field(False, description=(
+        "export every trajectory when the filter stage has not run"))
+    tools: tuple[dict[str, Any], ...] = Field((), description=(
+        "tool schemas; empty: found from the build"))
+    licence: str = Field("", description="licence of the corpus; empty: found from the build")
+    max_seq_tokens: int = Field(32_768, ge=256, le=10_000_000, description=(
+        "longest SFT row in tokens; longer trajectories are cut into windows"))
+    tokenizer: str = Field("", description=(
+        "tokenizer (name or folder, loaded offline) that counts row tokens"))
+    reasoning: ReasoningMode = Field("keep", description=(
+        "which assistant messages keep their reasoning: keep (every one), last (only the "
+        "trained last one) or drop"))
 
     def __post_init__(self) -> None:
         unknown = [f for f in self.formats if f not in FORMATS]
@@ -60,34 +75,6 @@ class ExportConfig:
                 f"export layout {', '.join(needy)} renders its rows with the student's chat "
                 "template: set [export] tokenizer to a tokenizer folder or cached model name, "
                 "or leave its format out of formats"
-            )
-        if self.shard_records < 1:
-            raise HopforgeError(
-                f"shard_records={self.shard_records} must be at least 1 (e.g. --shard-records 10000)"
-            )
-        if self.shard_bytes < 1024:
-            raise HopforgeError(
-                f"shard_bytes={self.shard_bytes} must be at least 1024 (e.g. --shard-bytes 134217728)"
-            )
-        if not 0.0 <= self.validation_fraction < 1.0:
-            raise HopforgeError(
-                f"validation_fraction={self.validation_fraction} must be in [0, 1), e.g. 0.05"
-            )
-        if self.decontam_n < 1 or self.answer_context_n < 1:
-            raise HopforgeError(
-                f"decontam_n={self.decontam_n} and answer_context_n={self.answer_context_n} must be"
-                " at least 1"
-            )
-
-        if self.reasoning not in REASONING_MODES:
-            raise HopforgeError(
-                f"[export] reasoning = {self.reasoning!r} is not valid: use keep (every "
-                "assistant message keeps its reasoning), last (only the trained last one) or drop"
-            )
-        if not 256 <= self.max_seq_tokens <= 10_000_000:
-            raise HopforgeError(
-                f"max_seq_tokens={self.max_seq_tokens} must be in [256, 10000000], the longest "
-                "SFT row in tokens (e.g. max_seq_tokens = 32768)"
             )
 
     @property

@@ -11,7 +11,21 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from hopforge.corpus.layout import BuildDir
+from hopforge.flows.build.dashboard import run_dashboard
+from hopforge.flows.build.engine import prepare_build, resolve_config, run_build
+from hopforge.flows.build.markers import PREFECT_HOME
 from hopforge.flows.build.registry import STAGES
+from hopforge.flows.build.stops import (
+    BuildStopped,
+    quiet_console,
+    stop_message,
+    stop_on_sigterm,
+    temporary_server,
+)
+from hopforge.flows.build.summary import summary_text
+from hopforge.flows.config.build_file import load_config, today_utc
+from hopforge.flows.config.demo import DEMO_CONFIG_NAME
 
 log = logging.getLogger(__name__)
 
@@ -87,12 +101,6 @@ def _prefect_env() -> None:
 
 
 def _run(config: str, args: argparse.Namespace) -> int:
-    from hopforge.corpus.layout import BuildDir
-    from hopforge.flows.build.engine import resolve_config
-    from hopforge.flows.build.stops import BuildStopped, stop_message, stop_on_sigterm
-    from hopforge.flows.build.summary import summary_text
-    from hopforge.flows.config.build_file import today_utc
-
     t0 = time.perf_counter()
     out = getattr(args, "out", None)
     cfg = resolve_config(config, out)
@@ -112,7 +120,6 @@ def _run(config: str, args: argparse.Namespace) -> int:
 
 def _rerun_command(config: str, args: argparse.Namespace) -> str:
     """The command line that continues this build (what a stop tells the user to run)."""
-    from hopforge.flows.config.demo import DEMO_CONFIG_NAME
 
     words = ["hopforge", "demo"] if config == DEMO_CONFIG_NAME else ["hopforge", "build", config]
     if getattr(args, "out", None):
@@ -124,21 +131,14 @@ def _rerun_command(config: str, args: argparse.Namespace) -> str:
 
 def _run_stages(config: str, cfg: Any, args: argparse.Namespace, out: str | None
                 ) -> tuple[Any, list[dict[str, Any]]]:
-    from hopforge.corpus.layout import BuildDir
-
     if args.no_prefect:
-        from hopforge.flows.build.engine import run_build
 
         return run_build(cfg, from_stage=args.from_stage, force=args.force)
-    from hopforge.flows.build.engine import prepare_build
 
     # settings and the build directory are checked here, so a mistake is one clear line
     # rather than a failed flow run
     prepare_build(cfg, from_stage=args.from_stage, force=args.force, check_only=True)
     _prefect_env()
-    from hopforge.flows.build.markers import PREFECT_HOME
-    from hopforge.flows.build.stops import quiet_console, temporary_server
-    from hopforge.flows.config.build_file import today_utc
 
     with contextlib.ExitStack() as stack:
         if not os.environ.get("PREFECT_API_URL"):
@@ -160,20 +160,14 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from hopforge.flows.config.demo import DEMO_CONFIG_NAME
-
     return _run(DEMO_CONFIG_NAME, args)
 
 
 def cmd_dashboard(args: argparse.Namespace) -> int:
-    from hopforge.flows.build.dashboard import run_dashboard
-
     return run_dashboard(host=args.host, port=args.port)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from hopforge.flows.config.build_file import load_config
-
     load_config(args.config, out=args.out)  # refuse a bad file before touching Prefect
     _prefect_env()
     if not os.environ.get("PREFECT_API_URL"):

@@ -5,6 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from hopforge.corpus.builtin import builtin_corpus_path
+from hopforge.corpus.ingest import ingest_paths
+from hopforge.corpus.layout import BuildDir
+from hopforge.corpus.problems import IngestError
+from hopforge.corpus.rawdocs import DEFAULT_MAX_DOC_CHARS
+from hopforge.corpus.stats import format_stats
+from hopforge.corpus.store import write_corpus
 from hopforge.flows.commands.subcommand import add_command
 from hopforge.flows.config.build_file import BUILTIN_SOURCES
 
@@ -74,7 +81,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def _resolve_source(source: str) -> Path:
     path = Path(source)
     if source in ("builtin", *BUILTIN_SOURCES) and not path.exists():
-        from hopforge.corpus.builtin import builtin_corpus_path
 
         return builtin_corpus_path(source)
     return path
@@ -82,12 +88,6 @@ def _resolve_source(source: str) -> Path:
 
 def run_ingest(args: argparse.Namespace) -> int:
     """Ingest the sources, write the corpus, print stats; returns the exit code."""
-    from hopforge.corpus.ingest import ingest_paths
-    from hopforge.corpus.layout import BuildDir
-    from hopforge.corpus.problems import IngestError
-    from hopforge.corpus.rawdocs import DEFAULT_MAX_DOC_CHARS
-    from hopforge.corpus.stats import format_stats
-    from hopforge.corpus.store import write_corpus
 
     sources = [_resolve_source(s) for s in args.sources]
     result = ingest_paths(

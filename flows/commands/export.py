@@ -6,7 +6,16 @@ import argparse
 
 from hopforge.corpus.errors import HopforgeError
 from hopforge.export.layouts.registry import DEFAULT_FORMATS, FORMATS, layouts
+from hopforge.export.records import ExportConfig
+from hopforge.flows.build.engine import StageResult
 from hopforge.flows.build.registry import Export
+from hopforge.flows.commands.stage_command import (
+    begin_command,
+    done_message,
+    finish_command,
+    with_flags,
+)
+from hopforge.flows.stages.export import export_build
 
 
 def _formats(text: str) -> tuple[str, ...]:
@@ -88,15 +97,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run_export(args: argparse.Namespace) -> int:
     """Run the export and print what it wrote."""
-    from hopforge.export.records import ExportConfig
-    from hopforge.flows.build.engine import StageResult
-    from hopforge.flows.commands.stage_command import (
-        begin_command,
-        done_message,
-        finish_command,
-        with_flags,
-    )
-    from hopforge.flows.stages.export import export_build
 
     if not args.build or args.build.startswith("-"):
         raise HopforgeError("give the build directory first: hopforge export BUILD [options]")

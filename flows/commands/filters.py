@@ -12,9 +12,15 @@ from typing import Any
 import pydantic
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.settings import explain
+from hopforge.filters.pointwise import ScoreConfig
+from hopforge.filters.report import filter_summary, score_summary
 from hopforge.filters.select import FilterConfig
+from hopforge.flows.build.engine import StageResult
 from hopforge.flows.build.registry import find_stage
+from hopforge.flows.commands.stage_command import begin_command, done_message, finish_command
 from hopforge.flows.config.flags import add_setting
+from hopforge.flows.config.sections import table_to_dataclass
+from hopforge.flows.stages.filters import filter_build, score_build
 
 SCORE_HELP = """Score every trajectory of BUILD: answer correctness (exact match / token F1 against
 the answer and its aliases, optionally a model judge), evidence, format, efficiency and recovery,
@@ -81,8 +87,6 @@ def _table(build: Path, section: str, sets: list[str]) -> dict[str, Any]:
 
 
 def _config(cls: type, section: str, table: dict[str, Any]) -> Any:
-    from hopforge.flows.config.sections import table_to_dataclass
-
     return table_to_dataclass(section, table, cls)
 
 
@@ -94,11 +98,6 @@ def _check_build(build: Path) -> None:
 
 def run_score(args: argparse.Namespace) -> int:
     """`hopforge score`."""
-    from hopforge.filters.pointwise import ScoreConfig
-    from hopforge.filters.report import score_summary
-    from hopforge.flows.build.engine import StageResult
-    from hopforge.flows.commands.stage_command import begin_command, done_message, finish_command
-    from hopforge.flows.stages.filters import score_build
 
     _check_build(args.build)
     table = _table(args.build, "score", args.set)
@@ -123,10 +122,6 @@ def run_score(args: argparse.Namespace) -> int:
 
 def run_filter(args: argparse.Namespace) -> int:
     """`hopforge filter`."""
-    from hopforge.filters.report import filter_summary
-    from hopforge.flows.build.engine import StageResult
-    from hopforge.flows.commands.stage_command import begin_command, done_message, finish_command
-    from hopforge.flows.stages.filters import filter_build
 
     _check_build(args.build)
     table = _table(args.build, "filter", args.set)

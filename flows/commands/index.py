@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from hopforge.corpus.errors import HopforgeError
-from hopforge.corpus.index import IndexConfig
+from hopforge.corpus.index import IndexConfig, build_index
+from hopforge.corpus.layout import BuildDir
+from hopforge.corpus.search import Searcher
 from hopforge.corpus.textio import json_lines
 from hopforge.flows.config.flags import add_setting, given
 
@@ -57,7 +59,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def index_config_from(args: argparse.Namespace) -> Any:
     """IndexConfig from BUILD/build.toml's [index] table, overridden by command-line flags."""
-    from hopforge.corpus.layout import BuildDir
 
     values: dict[str, Any] = {}
     toml_path = BuildDir.at(args.build).config
@@ -74,8 +75,6 @@ def index_config_from(args: argparse.Namespace) -> Any:
 
 def run_index(args: argparse.Namespace) -> int:
     """`hopforge index BUILD`."""
-    from hopforge.corpus.index import build_index
-    from hopforge.corpus.layout import BuildDir
 
     config = index_config_from(args)
     manifest = build_index(BuildDir.at(args.build), config, progress=not args.no_progress)
@@ -105,8 +104,6 @@ def _read_queries(path: Path) -> list[tuple[Any, str]]:
 
 def run_search(args: argparse.Namespace) -> int:
     """`hopforge search BUILD QUERY` or `hopforge search BUILD --queries FILE.jsonl`."""
-    from hopforge.corpus.layout import BuildDir
-    from hopforge.corpus.search import Searcher
 
     if (args.query is None) == (args.queries is None):
         raise HopforgeError("give either a QUERY or --queries FILE.jsonl (exactly one of them)")

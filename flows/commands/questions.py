@@ -8,10 +8,21 @@ import re
 import sys
 
 from hopforge.corpus.errors import HopforgeError
+from hopforge.corpus.layout import BuildDir
+from hopforge.flows.build.engine import StageResult
 from hopforge.flows.build.registry import find_stage
+from hopforge.flows.commands.stage_command import (
+    begin_command,
+    done_message,
+    finish_command,
+    with_flags,
+)
 from hopforge.flows.commands.subcommand import add_command
 from hopforge.flows.config.flags import add_setting, given
+from hopforge.flows.config.teacher import add_teacher_arguments, open_settings, resolve_teacher
+from hopforge.flows.stages.questions import run_questions_build
 from hopforge.synth.questions.config import QuestionConfig, Rung
+from hopforge.synth.records import QUESTION_KINDS as KINDS
 
 EPILOG = """Every setting defaults to the build's [questions] table when BUILD has a build.toml,
 else to the value in brackets; a flag overrides it and says so.
@@ -67,7 +78,6 @@ def ladder_list(text: str) -> tuple[tuple[int, int, int], ...]:
 
 def kind_list(text: str) -> tuple[str, ...]:
     """'chain,comparison' -> ('chain', 'comparison'), checked against the known kinds."""
-    from hopforge.synth.records import QUESTION_KINDS as KINDS
 
     kinds = tuple(k.strip() for k in text.split(",") if k.strip())
     bad = [k for k in kinds if k not in KINDS]
@@ -80,7 +90,6 @@ def kind_list(text: str) -> tuple[str, ...]:
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add this module's subcommands to the `hopforge` parser."""
-    from hopforge.flows.config.teacher import add_teacher_arguments
 
     p = add_command(
         sub, "questions",
@@ -120,16 +129,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run_command(args: argparse.Namespace) -> int:
     """Run the question stage on BUILD and print a summary."""
-    from hopforge.corpus.layout import BuildDir
-    from hopforge.flows.build.engine import StageResult
-    from hopforge.flows.commands.stage_command import (
-        begin_command,
-        done_message,
-        finish_command,
-        with_flags,
-    )
-    from hopforge.flows.config.teacher import open_settings, resolve_teacher
-    from hopforge.flows.stages.questions import run_questions_build
 
     closed_book = args.closed_book or (True if args.max_probe_pass is not None else None)
     try:

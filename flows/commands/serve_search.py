@@ -8,6 +8,16 @@ import os
 from pathlib import Path
 from typing import Any
 
+from hopforge.corpus.http_app import (
+    DEFAULT_MAX_PENDING,
+    DEFAULT_THREADS,
+    make_app,
+    serve,
+    serve_workers,
+)
+from hopforge.corpus.layout import BuildDir
+from hopforge.corpus.search import open_searcher
+from hopforge.corpus.service import DEFAULT_PORT, SearchService
 from hopforge.flows.commands.subcommand import add_command
 from hopforge.flows.config.teacher import positive_int
 
@@ -29,8 +39,6 @@ otherwise (--host 0.0.0.0 opens it to the network: the service has no authentica
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add this module's subcommands to the `hopforge` parser."""
-    from hopforge.corpus.http_app import DEFAULT_MAX_PENDING, DEFAULT_THREADS
-    from hopforge.corpus.service import DEFAULT_PORT
 
     p = add_command(sub, "serve-search", help="serve a build's search tools over HTTP",
                     description=DESCRIPTION)
@@ -56,10 +64,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run_serve_search(args: argparse.Namespace) -> int:
     """`hopforge serve-search BUILD --host H --port P`: serve until interrupted."""
-    from hopforge.corpus.http_app import make_app, serve, serve_workers
-    from hopforge.corpus.layout import BuildDir
-    from hopforge.corpus.search import open_searcher
-    from hopforge.corpus.service import SearchService
 
     searcher = open_searcher(BuildDir.at(args.build))  # a broken build fails here, once
     service = SearchService(searcher, mode=args.mode or "")
@@ -86,10 +90,6 @@ def run_serve_search(args: argparse.Namespace) -> int:
 def worker_app() -> Any:
     """One `--workers` process's app (uvicorn's factory): the build's index, opened in this
     process, served with the settings the command gave."""
-    from hopforge.corpus.http_app import make_app
-    from hopforge.corpus.layout import BuildDir
-    from hopforge.corpus.search import open_searcher
-    from hopforge.corpus.service import SearchService
 
     settings = json.loads(os.environ[WORKER_SETTINGS])
     service = SearchService(open_searcher(BuildDir.at(Path(settings["build"]))),

@@ -8,10 +8,22 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from hopforge.corpus.layout import BuildDir
+from hopforge.corpus.remote import RemoteSearcher
+from hopforge.flows.build.engine import StageResult
 from hopforge.flows.build.registry import find_stage
+from hopforge.flows.commands.stage_command import (
+    begin_command,
+    build_settings,
+    done_message,
+    finish_command,
+    with_flags,
+)
 from hopforge.flows.commands.subcommand import add_command, progress_bar
 from hopforge.flows.config.flags import add_setting, given
-from hopforge.flows.config.teacher import add_teacher_arguments
+from hopforge.flows.config.teacher import add_teacher_arguments, open_settings, resolve_teacher
+from hopforge.flows.stages.trajectories import run_trajectories_build
+from hopforge.synth.trajectories.faults import FaultConfig
 from hopforge.synth.trajectories.stage import TrajectoryConfig
 
 log = logging.getLogger(__name__)
@@ -57,8 +69,6 @@ def config_from_args(args: argparse.Namespace) -> Any:
     """The `TrajectoryConfig` to run: the build's settings (or the defaults), then the flags."""
     import dataclasses
 
-    from hopforge.flows.commands.stage_command import build_settings, with_flags
-    from hopforge.synth.trajectories.faults import FaultConfig
     default = TrajectoryConfig()
     flags: dict[str, Any] = given(args, FIELDS)
     if args.faults is not None or args.persistent_faults is not None:
@@ -76,12 +86,6 @@ def config_from_args(args: argparse.Namespace) -> Any:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from hopforge.corpus.layout import BuildDir
-    from hopforge.flows.build.engine import StageResult
-    from hopforge.flows.commands.stage_command import begin_command, done_message, finish_command
-    from hopforge.flows.config.teacher import open_settings, resolve_teacher
-    from hopforge.flows.stages.trajectories import run_trajectories_build
-
     settings = resolve_teacher(args)
     config = dataclasses.replace(config_from_args(args), reasoning=settings.config.reasoning)
     begun = begin_command(args.build, "trajectories", config, force=args.force,
@@ -93,7 +97,6 @@ def _run(args: argparse.Namespace) -> int:
     with progress_bar("traj", "trajectories") as progress:
         searcher = None
         if args.tools_url:
-            from hopforge.corpus.remote import RemoteSearcher
 
             searcher = RemoteSearcher(args.tools_url)
         report = run_trajectories_build(BuildDir.at(args.build), config, teacher=teacher,

@@ -5,6 +5,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from hopforge.corpus.errors import HopforgeError
+from hopforge.flows.view.app import serve
+from hopforge.flows.view.catalog import open_catalog
+from hopforge.flows.view.site import write_static
+
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add `hopforge view` to the `hopforge` parser."""
@@ -29,15 +34,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def cmd_view(args: argparse.Namespace) -> int:
-    from hopforge.corpus.errors import HopforgeError
-    from hopforge.flows.view.catalog import open_catalog
-
     if args.eval_dir is not None and not (args.eval_dir / "summary.json").is_file():
         raise HopforgeError(f"--eval {args.eval_dir}: no summary.json there; pass the folder "
                             "`hopforge eval --out DIR` wrote")
     cat = open_catalog(args.build, args.eval_dir)
     if args.static is not None:
-        from hopforge.flows.view.site import write_static
         from tqdm import tqdm
 
         with tqdm(desc="pages", unit="page", disable=None) as bar:
@@ -49,7 +50,6 @@ def cmd_view(args: argparse.Namespace) -> int:
         print(f"wrote {n} files to {args.static.resolve()}; open "
               f"{args.static.resolve() / 'index.html'}")
         return 0
-    from hopforge.flows.view.app import serve
 
     serve(cat, host=args.host, port=args.port)
     return 0

@@ -25,6 +25,7 @@ from typing import Any
 from hopforge.corpus import parts
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.layout import BuildDir
+from hopforge.corpus.store import corpus_fingerprint, read_documents
 from hopforge.filters.combine import ScoreResult, score_all
 from hopforge.filters.dedup import Embedder
 from hopforge.filters.judge import JudgeConfig, judge_all
@@ -258,8 +259,6 @@ def reference_texts(build: BuildDir, reference: Path | None,
     if reference is not None:
         return read_reference(reference), f"file:{reference}"
     if build.corpus.is_dir():
-        from hopforge.corpus.store import read_documents
-
         try:
             docs = read_documents(build)
         except HopforgeError:
@@ -273,8 +272,6 @@ def reference_texts(build: BuildDir, reference: Path | None,
 def _corpus_fingerprint(build: BuildDir, reference: Path | None) -> str:
     if reference is not None or not build.corpus.is_dir():
         return ""
-    from hopforge.corpus.store import corpus_fingerprint
-
     try:
         return corpus_fingerprint(build)
     except HopforgeError:

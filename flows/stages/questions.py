@@ -35,6 +35,7 @@ from hopforge.corpus.parts import (
 )
 from hopforge.corpus.records import Document
 from hopforge.corpus.search import open_searcher
+from hopforge.corpus.store import corpus_fingerprint, read_documents
 from hopforge.synth.diversity import distinct_n, self_bleu
 from hopforge.synth.questions.checks import NearDuplicates, SearchBackend
 from hopforge.synth.questions.config import QuestionConfig
@@ -89,7 +90,6 @@ def _check_run(directory: Path, run_hash: str, force: bool) -> None:
 
 def load_corpus(build: BuildDir) -> list[Document]:
     """The build's documents; a clear error when the corpus stage has not run."""
-    from hopforge.corpus.store import read_documents
 
     docs = read_documents(build)
     if not docs:
@@ -99,7 +99,6 @@ def load_corpus(build: BuildDir) -> list[Document]:
 
 def _corpus_key(build: BuildDir, docs: list[Document]) -> str:
     try:
-        from hopforge.corpus.store import corpus_fingerprint
 
         return corpus_fingerprint(build)
     except (HopforgeError, KeyError, OSError):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 from hopforge.synth import prompts
 from hopforge.synth.records import Checkpoint
@@ -113,7 +113,8 @@ class _Step:
     pointer_chars: int
 
 
-REASONING_MODES: tuple[str, ...] = ("keep", "last", "drop")
+ReasoningMode = Literal["keep", "last", "drop"]  # which assistant messages keep their reasoning
+REASONING_MODES: tuple[str, ...] = get_args(ReasoningMode)
 
 
 def _size(message: Message) -> int:
