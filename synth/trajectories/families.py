@@ -21,6 +21,7 @@ from hopforge.corpus.matching import matches
 from hopforge.corpus.names import index_for
 from hopforge.corpus.records import Document
 from hopforge.synth.questions.facts import LIFE_KEYS
+from hopforge.synth.questions.families import family_of
 from hopforge.synth.records import NOT_FOUND, Clue, Question, Spec, Step, ToolCall
 from hopforge.synth.trajectories.reading import Move, Reader, keywords
 from hopforge.synth.trajectories.voice import Note, Voice
@@ -268,9 +269,7 @@ class Plans:
 
     def play(self) -> Move:
         """The whole trajectory: the family's plan, then its answer."""
-        family = self.spec.family
-        plan = {"comparison": self.comparison, "intersection": self.intersection,
-                "aggregation": self.aggregation}.get(family, self.chain)
+        plan = getattr(self, family_of(self.spec).plan)
         yield from plan()
 
     def not_found(self) -> Move:

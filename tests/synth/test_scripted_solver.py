@@ -223,3 +223,15 @@ def test_no_query_is_sent_twice_in_other_words(agent_questions: list,
         keys = [normalize_text(x.call.arguments["query"]) for x in t.turns
                 if x.call.name == "search" and x.repeat_of is None]
         assert len(keys) == len(set(keys)), t.tid
+
+
+def test_every_family_names_a_plan_the_scripted_teacher_has() -> None:
+    """A family says which plan the scripted teacher follows for its specs (no dispatch table)."""
+    from hopforge.synth.questions.families import FAMILIES
+    from hopforge.synth.trajectories.families import Plans
+
+    assert {f.name: f.plan for f in FAMILIES} == {
+        "chain": "chain", "comparison": "comparison", "intersection": "intersection",
+        "aggregation": "aggregation", "unanswerable": "chain"}
+    for f in FAMILIES:
+        assert callable(getattr(Plans, f.plan)), f.name

@@ -24,6 +24,7 @@ from hopforge.synth.records import NOT_FOUND, Clue, Spec, Step
 
 class Aggregation(Family):
     name = "aggregation"
+    plan = "aggregation"
     needs = ("a document that names at least min_items others, and a condition some of them "
              "meet that one search does not single out")
 

@@ -69,11 +69,13 @@ class Family:
 
     A family is one module of this package and one line in `families.FAMILIES`: `name` is the
     question kind it makes (`Question.kind`), `sample` draws a draft (None when this draw
-    failed), `render` is the scripted composer's wording of its specs; `needs` says what of a
-    corpus it samples from, for the summary of a build that could make none."""
+    failed), `render` is the scripted composer's wording of its specs, `plan` the scripted teacher's
+    plan for them; `needs` says what of a corpus it samples from, for the summary of a build that could make none."""
 
     name = ""
     needs = ""
+    plan = "chain"  # the scripted teacher's plan for its specs (a `Plans` method in
+    # synth/trajectories/families.py): chain, comparison, intersection or aggregation
 
     def sample(self, s: Families, seed: int) -> Draft | None:
         raise NotImplementedError

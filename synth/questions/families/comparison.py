@@ -22,6 +22,7 @@ COMPARABLE = frozenset(["born", "died", "founded", "established", "released", "p
 
 class Comparison(Family):
     name = "comparison"
+    plan = "comparison"
     needs = ("two documents that each state the year of the same kind of event (born, founded, "
              "released ...)")
 

@@ -14,6 +14,7 @@ from hopforge.synth.records import Clue, Spec, Step
 
 class Intersection(Family):
     name = "intersection"
+    plan = "intersection"
     needs = "a document named by two others that name nothing else in common"
 
     def sample(self, s: Families, seed: int) -> Draft | None:
