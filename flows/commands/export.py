@@ -15,6 +15,7 @@ from hopforge.flows.commands.stage_command import (
     finish_command,
     with_flags,
 )
+from hopforge.flows.config.flags import add_setting, given
 from hopforge.flows.stages.export import export_build
 
 
@@ -55,19 +56,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help=f"comma-separated formats to write, of {', '.join(FORMATS)} "
         f"[{','.join(DEFAULT_FORMATS)}]",
     )
-    p.add_argument(
-        "--shard-records", type=int, metavar="N", help="most records per shard [10000]"
-    )
-    p.add_argument(
-        "--shard-bytes",
-        type=_size,
-        metavar="B",
-        help="most bytes of JSON per shard, e.g. 134217728 or 128M [128M]",
-    )
-    p.add_argument("--parquet", action="store_true", default=None,
-                   help="write Parquet shards instead of JSONL")
-    p.add_argument("--zstd", action="store_true", default=None,
-                   help="compress JSONL shards with zstd")
+    add_setting(p, ExportConfig, "shard_records")
+    add_setting(p, ExportConfig, "shard_bytes", kind=_size, metavar="B")
+    add_setting(p, ExportConfig, "parquet")
+    add_setting(p, ExportConfig, "zstd")
     p.add_argument(
         "--decontaminate",
         nargs="+",
@@ -75,13 +67,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="evaluation sets (JSONL, JSON, Parquet or one question per line); overlapping "
         "questions are removed and counted",
     )
-    p.add_argument(
-        "--validation-fraction",
-        type=float,
-        metavar="F",
-        help="share of evidence chains held out for validation [0.05]",
-    )
-    p.add_argument("--seed", type=int, help="seed of the train/validation split [0]")
+    add_setting(p, ExportConfig, "validation_fraction", metavar="F")
+    add_setting(p, ExportConfig, "seed")
     p.add_argument("--name", help="dataset name for the card and dataset_info [hopforge]")
     p.add_argument("--licence", help="licence of the corpus, for the dataset card")
     p.add_argument(
@@ -102,13 +89,9 @@ def run_export(args: argparse.Namespace) -> int:
         raise HopforgeError("give the build directory first: hopforge export BUILD [options]")
     config = with_flags(args.build, "export", ExportConfig(), {
         "formats": args.formats,
-        "shard_records": args.shard_records,
-        "shard_bytes": args.shard_bytes,
-        "parquet": args.parquet,
-        "zstd": args.zstd,
+        **given(args, ("shard_records", "shard_bytes", "parquet", "zstd",
+                       "validation_fraction", "seed")),
         "decontaminate": tuple(args.decontaminate) if args.decontaminate else None,
-        "validation_fraction": args.validation_fraction,
-        "seed": args.seed,
         "dataset_name": args.name,
         "licence": args.licence,
         "allow_unfiltered": args.allow_unfiltered,

@@ -235,4 +235,4 @@ def test_a_reasoning_teacher_gets_a_prompt_that_does_not_limit_its_reasoning(
     assert prompts.AGENT_REASONING in thinking and '"search"' not in thinking
     assert '"search"' in system_prompt(schemas, text_calls=True)  # no native tools: in the text
     message = error(tmp_path, '[export]\nreasoning = "all"\n', tiny_corpus_path)
-    assert "reasoning = 'all'" in message and "keep" in message and "drop" in message
+    assert 'reasoning = "all"' in message and "keep" in message and "drop" in message
