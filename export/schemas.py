@@ -81,6 +81,9 @@ def _role(role: str) -> dict[str, Any]:
 
 
 TOOLS = {"type": "array", "items": JSON_OBJECT}
+# what every row's metadata opens with: its question, split, evidence chain, hops and kind
+ROW_KEYS = {"qid": STR, "split": {"enum": ["train", "validation"]}, "chain": STR, "hops": INT,
+            "kind": STR}
 REWARDS = obj(
     {
         "combined": OPT_NUM,
@@ -103,11 +106,7 @@ REWARDS = obj(
 TRAJECTORY_METADATA = obj(
     {
         "tid": STR,
-        "qid": STR,
-        "split": {"enum": ["train", "validation"]},
-        "chain": STR,
-        "hops": INT,
-        "kind": STR,
+        **ROW_KEYS,
         "teacher": STR,
         "sample": INT,
         "termination": STR,
@@ -189,11 +188,7 @@ def preference_schema() -> dict[str, Any]:
     conversation = {"type": "array", "items": message, "minItems": 1}
     meta = obj(
         {
-            "qid": STR,
-            "split": {"enum": ["train", "validation"]},
-            "chain": STR,
-            "hops": INT,
-            "kind": STR,
+            **ROW_KEYS,
             "chosen_tid": STR,
             "rejected_tid": STR,
             "chosen_teacher": STR,
@@ -217,11 +212,7 @@ def preference_schema() -> dict[str, Any]:
 
 QUESTION_METADATA = obj(
     {
-        "qid": STR,
-        "split": {"enum": ["train", "validation"]},
-        "chain": STR,
-        "hops": INT,
-        "kind": STR,
+        **ROW_KEYS,
         "composer": STR,
         "answer_doc": STR,
         "evidence": STR_LIST,
