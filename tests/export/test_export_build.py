@@ -260,10 +260,12 @@ def test_missing_questions_is_an_error(tmp_path: Path) -> None:
 
 
 def test_config_validation() -> None:
-    with pytest.raises(HopforgeError, match="validation_fraction"):
+    with pytest.raises(ValueError, match=r"validation_fraction\n.*less than 1"):
         ExportConfig(validation_fraction=1.5)
-    with pytest.raises(HopforgeError, match="shard_records"):
+    with pytest.raises(ValueError, match=r"shard_records\n.*greater than or equal to 1"):
         ExportConfig(shard_records=0)
+    with pytest.raises(HopforgeError, match="choose one or more of"):
+        ExportConfig(formats=("jsonl",))
     assert dataclasses.replace(ExportConfig(), formats=("rl",)).kinds == ("rl/verl", "rl/plain")
 
 
