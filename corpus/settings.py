@@ -71,9 +71,9 @@ def _show(value: Any) -> str:
 
 def share(default: float, description: str) -> Any:
     """A setting that is a share or probability, in [0, 1]."""
-    return Field(default, ge=0.0, le=1.0, description=description)
+    return Field(default=default, ge=0.0, le=1.0, description=description)
 
 
 def amount(default: float, description: str, *, most: float | None = None) -> Any:
     """A setting that is a count or weight, at least 0 (and at most `most`)."""
-    return Field(default, ge=0, le=most, description=description)
+    return Field(default=default, ge=0, le=most, description=description)

@@ -30,35 +30,35 @@ SCHEMA_VERSION = 1
 class ExportConfig:
     """How to export a build; validated on construction."""
 
-    formats: tuple[str, ...] = Field(DEFAULT_FORMATS, description=(
+    formats: tuple[str, ...] = Field(default=DEFAULT_FORMATS, description=(
         f"the formats to write, one or more of {', '.join(FORMATS)}"))
-    shard_records: int = Field(10_000, ge=1, description="most records in one shard")
-    shard_bytes: int = Field(128 * 2**20, ge=1024, description=(
+    shard_records: int = Field(default=10_000, ge=1, description="most records in one shard")
+    shard_bytes: int = Field(default=128 * 2**20, ge=1024, description=(
         "most bytes of JSON lines in one shard (before compression)"))
-    parquet: bool = Field(False, description="write Parquet shards instead of JSONL")
-    zstd: bool = Field(False, description="compress JSONL shards with zstd (.jsonl.zst)")
-    validation_fraction: float = Field(0.05, ge=0.0, lt=1.0, description=(
+    parquet: bool = Field(default=False, description="write Parquet shards instead of JSONL")
+    zstd: bool = Field(default=False, description="compress JSONL shards with zstd (.jsonl.zst)")
+    validation_fraction: float = Field(default=0.05, ge=0.0, lt=1.0, description=(
         "share of evidence chains put in the validation split"))
-    seed: int = Field(0, description="random seed of the split")
-    decontaminate: tuple[str, ...] = Field((), description=(
+    seed: int = Field(default=0, description="random seed of the split")
+    decontaminate: tuple[str, ...] = Field(default=(), description=(
         "evaluation-set files to decontaminate against"))
-    decontam_n: int = Field(8, ge=1, description="question n-gram size")
-    answer_context_n: int = Field(3, ge=1, description=(
+    decontam_n: int = Field(default=8, ge=1, description="question n-gram size")
+    answer_context_n: int = Field(default=3, ge=1, description=(
         "n-gram size of the question overlap required with a same answer"))
-    data_source: str = Field("hopforge", description="verl `data_source`")
-    ability: str = Field("search", description="verl `ability`")
-    dataset_name: str = Field("hopforge", description=(
+    data_source: str = Field(default="hopforge", description="verl `data_source`")
+    ability: str = Field(default="search", description="verl `ability`")
+    dataset_name: str = Field(default="hopforge", description=(
         "name used in dataset_info.json and the dataset card"))
-    allow_unfiltered: bool = Field(False, description=(
+    allow_unfiltered: bool = Field(default=False, description=(
         "export every trajectory when the filter stage has not run"))
-    tools: tuple[dict[str, Any], ...] = Field((), description=(
+    tools: tuple[dict[str, Any], ...] = Field(default=(), description=(
         "tool schemas; empty: found from the build"))
-    licence: str = Field("", description="licence of the corpus; empty: found from the build")
-    max_seq_tokens: int = Field(32_768, ge=256, le=10_000_000, description=(
+    licence: str = Field(default="", description="licence of the corpus; empty: found from the build")
+    max_seq_tokens: int = Field(default=32_768, ge=256, le=10_000_000, description=(
         "longest SFT row in tokens; longer trajectories are cut into windows"))
-    tokenizer: str = Field("", description=(
+    tokenizer: str = Field(default="", description=(
         "tokenizer (name or folder, loaded offline) that counts row tokens"))
-    reasoning: ReasoningMode = Field("keep", description=(
+    reasoning: ReasoningMode = Field(default="keep", description=(
         "which assistant messages keep their reasoning: keep (every one), last (only the "
         "trained last one) or drop"))
 

@@ -69,7 +69,7 @@ class ScoreConfig:
     em_weight: float = share(0.5, "correctness: the weight of exact match against F1")
     judge_weight: float = share(0.5, "correctness: the weight of the judge's verdict")
     recall_weight: float = share(0.75, "evidence: the weight of gold-document recall")
-    turns_per_doc: float = Field(2.0, gt=0.0, description=(
+    turns_per_doc: float = Field(default=2.0, gt=0.0, description=(
         "efficiency: the ideal turns per gold document (a search and an open)"))
     repeat_penalty: float = amount(0.5, "efficiency: the penalty per repeated call")
     no_fault_recovery: float = share(1.0, "recovery of a run that met no fault")
@@ -82,20 +82,20 @@ class ScoreConfig:
     pointwise_share: float = share(0.5, "combined: the weight of the point-wise z-score")
     length_corr_threshold: float = share(
         0.3, "|corr(combined, length)| from which length control runs")
-    length_measure: Literal["chars", "turns"] = Field("chars", description=(
+    length_measure: Literal["chars", "turns"] = Field(default="chars", description=(
         "length control's length: characters the teacher wrote, or turns"))
     pair_margin: float = amount(0.5, "combined-reward gap an equally correct pair must exceed")
     pair_min_gap: float = amount(
         0.1, "... and the point-wise gap it must reach (combined is relative)")
     max_pairs_per_question: int = amount(0, "preference pairs per question (0: no limit)")
-    pairs_require_correct: bool = Field(True, strict=True, description=(
+    pairs_require_correct: bool = Field(default=True, strict=True, description=(
         "the chosen side of a preference pair must be correct"))
-    rows_per_part: int = Field(1000, ge=1, description="rows per output part")
-    judge_urls: tuple[str, ...] = Field((), json_schema_extra=OPERATIONAL,
+    rows_per_part: int = Field(default=1000, ge=1, description="rows per output part")
+    judge_urls: tuple[str, ...] = Field(default=(), json_schema_extra=OPERATIONAL,
         description=(
         "OpenAI-compatible judge server(s); empty: rules only"))
-    judge_model: str = Field("", description="the judge model's name")
-    judge_concurrency: int = Field(8, json_schema_extra=OPERATIONAL,
+    judge_model: str = Field(default="", description="the judge model's name")
+    judge_concurrency: int = Field(default=8, json_schema_extra=OPERATIONAL,
         ge=1, description="judge requests in flight")
 
     def __post_init__(self) -> None:

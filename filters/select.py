@@ -73,28 +73,28 @@ class FilterConfig:
     pattern_cap: float = share(0.3, "step 4: the most trajectories one style pattern may mark")
     pattern_cap_budget: float = share(
         0.25, "step 4: the most of the trajectories reaching it that the caps may remove")
-    pattern_turns: bool = Field(True, strict=True, description=(
+    pattern_turns: bool = Field(default=True, strict=True, description=(
         "step 6: turns carrying a pattern still over the cap become context only"))
-    pattern_weights: bool = Field(False, strict=True, description=(
+    pattern_weights: bool = Field(default=False, strict=True, description=(
         "step 7: down-weight the carriers of what is still over the cap"))
     balance_ratio: float = amount(3.0, "step 5: the largest group over the smallest (0: off)")
     balance_min_group: int = amount(5, "step 5: the smallest group that sets the cap")
     balance_min_share: float = share(0.1, "step 5: values rarer than this share set no cap")
-    balance_keys: tuple[str, ...] = Field(BALANCE_KEYS, description="step 5: what is balanced")
+    balance_keys: tuple[str, ...] = Field(default=BALANCE_KEYS, description="step 5: what is balanced")
     dedup_trajectories: float = share(
         0.8, "step 2: MinHash Jaccard of near-duplicate trajectories (0: off)")
     dedup_questions: float = share(
         0.95, "step 2: embedding cosine of near-duplicate questions (0: off)")
-    require_correct: bool = Field(False, strict=True, description=(
+    require_correct: bool = Field(default=False, strict=True, description=(
         "step 1: keep only correct trajectories"))
     min_pointwise: float = share(0.0, "step 1: the lowest point-wise total kept")
     min_tool_calls: int = amount(2, "step 1: fewer parsed tool calls (the answer included) drop "
                                  "a trajectory", most=100_000)
     min_useful_share: float = share(
         0.2, "step 1: a smaller share of progress and recovery turns drops a trajectory")
-    keep_failed: bool = Field(False, strict=True, description=(
+    keep_failed: bool = Field(default=False, strict=True, description=(
         "step 1: keep trajectories that ended in error or without an answer"))
-    rows_per_part: int = Field(1000, ge=1, description="rows per output part")
+    rows_per_part: int = Field(default=1000, ge=1, description="rows per output part")
 
     def __post_init__(self) -> None:
         if self.downweight_from > self.threshold:

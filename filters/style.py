@@ -29,9 +29,10 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 
-from hopforge.corpus.errors import HopforgeError
+import pydantic
+from hopforge.corpus.settings import SETTINGS, amount
 from hopforge.corpus.tools import is_final, search_query
 from hopforge.filters.habits import (
     STOPWORDS,
@@ -51,40 +52,33 @@ from hopforge.filters.logodds import (
     words,
 )
 from hopforge.synth.records import Trajectory, Turn
+from pydantic import Field, PositiveInt
 
 COPY_PATTERN = "query:copies-question"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=SETTINGS)
 class StyleConfig:
     """What counts as a fingerprint, and the weights of the style score (see module docstring)."""
 
-    ngram_sizes: tuple[int, ...] = (2, 3, 4)
-    query_ngram_sizes: tuple[int, ...] = (1, 2)
-    z_min: float = 3.0
-    min_count: int = 5
-    pattern_min_share: float = 0.1
-    min_questions: int = 3  # a pattern must occur in trajectories of this many questions
-    opener_words: int = 3
-    copy_threshold: float = 0.7
-    prior_strength: float = 0.1
-    max_phrases: int = 40
-    weight_phrase: float = 0.35
-    weight_opener: float = 0.3
-    weight_query: float = 0.25
-    weight_actions: float = 0.1
-
-    def __post_init__(self) -> None:
-        for f in fields(self):
-            v = getattr(self, f.name)
-            vals = v if isinstance(v, tuple) else (v,)
-            if any(x < 0 for x in vals):
-                raise HopforgeError(f"StyleConfig.{f.name}={v} must be >= 0")
-        for name in ("pattern_min_share", "copy_threshold"):
-            if not 0 < getattr(self, name) <= 1:
-                raise HopforgeError(f"StyleConfig.{name}={getattr(self, name)} must lie in (0, 1]")
-        if not self.ngram_sizes or not self.query_ngram_sizes or self.opener_words < 1:
-            raise HopforgeError("StyleConfig n-gram sizes must be non-empty and opener_words >= 1")
+    ngram_sizes: tuple[PositiveInt, ...] = Field(default=(2, 3, 4), min_length=1, description=(
+        "word n-gram sizes of phrase patterns"))
+    query_ngram_sizes: tuple[PositiveInt, ...] = Field(default=(1, 2), min_length=1, description=(
+        "n-gram sizes of query patterns"))
+    z_min: float = amount(3.0, "log-odds z at or above which an n-gram is over-represented")
+    min_count: int = amount(5, "the fewest trajectories that carry a pattern")
+    pattern_min_share: float = Field(default=0.1, gt=0.0, le=1.0, description=(
+        "the smallest share of trajectories that carry a pattern"))
+    min_questions: int = amount(3, "a pattern must occur in trajectories of this many questions")
+    opener_words: int = Field(default=3, ge=1, description="words of a thought's opener")
+    copy_threshold: float = Field(default=0.7, gt=0.0, le=1.0, description=(
+        "share of a query's words from the question at which it copies the question"))
+    prior_strength: float = amount(0.1, "the Dirichlet prior's strength in the log-odds")
+    max_phrases: int = amount(40, "phrase patterns kept, the strongest first")
+    weight_phrase: float = amount(0.35, "style score: the weight of phrase patterns")
+    weight_opener: float = amount(0.3, "style score: the weight of openers")
+    weight_query: float = amount(0.25, "style score: the weight of query habits")
+    weight_actions: float = amount(0.1, "style score: the weight of repeated action sequences")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -8,8 +8,11 @@ import logging
 from pathlib import Path
 from typing import Any
 
+import pydantic
+from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.layout import BuildDir
 from hopforge.corpus.remote import RemoteSearcher
+from hopforge.corpus.settings import explain
 from hopforge.flows.build.engine import StageResult
 from hopforge.flows.build.registry import find_stage
 from hopforge.flows.commands.stage_command import (
@@ -67,18 +70,20 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def config_from_args(args: argparse.Namespace) -> Any:
     """The `TrajectoryConfig` to run: the build's settings (or the defaults), then the flags."""
-    import dataclasses
-
     default = TrajectoryConfig()
     flags: dict[str, Any] = given(args, FIELDS)
     if args.faults is not None or args.persistent_faults is not None:
         faults = (build_settings(args.build, "trajectories") or default).faults
         persistent = (args.persistent_faults if args.persistent_faults is not None
                       else faults.persistent)
-        flags["faults"] = (FaultConfig.uniform(args.faults, persistent=persistent,
-                                               timeout_delay_s=faults.timeout_delay_s)
-                           if args.faults is not None
-                           else dataclasses.replace(faults, persistent=persistent))
+        try:
+            flags["faults"] = (FaultConfig.uniform(args.faults, persistent=persistent,
+                                                   timeout_delay_s=faults.timeout_delay_s)
+                               if args.faults is not None
+                               else dataclasses.replace(faults, persistent=persistent))
+        except pydantic.ValidationError as exc:
+            raise HopforgeError(f"{explain(exc, '--persistent-faults')}; see "
+                                "`hopforge trajectories --help`") from None
     config = with_flags(args.build, "trajectories", default, flags)
     if getattr(args, "concurrency", None) is not None:  # operational: never in the settings
         config = dataclasses.replace(config, concurrency=args.concurrency)

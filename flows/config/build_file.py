@@ -21,7 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import pydantic
 from hopforge.corpus.builtin import BUILTIN_PREFIX, BUILTIN_SOURCE, BUILTINS, builtin_name
+from hopforge.corpus.settings import OPERATIONAL, SETTINGS
 from hopforge.flows.build.registry import STAGES, configured, find_stage
 from hopforge.flows.config.sections import (
     ConfigError,
@@ -31,6 +33,7 @@ from hopforge.flows.config.sections import (
     table_to_dataclass,
 )
 from hopforge.flows.config.settings_hash import as_table, digest, shaping_settings
+from pydantic import Field
 
 BUILTIN_SOURCES = ("builtin:jargon", "builtin:wiki")
 BUILTIN_LICENCE = BUILTINS[BUILTIN_SOURCE][2]
@@ -45,75 +48,73 @@ def api_key_from(env: Mapping[str, str], *, first: Sequence[str] = ()) -> str:
     return next((env[k] for k in (*first, *API_KEY_ENV) if env.get(k)), "")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=SETTINGS)
 class BuildSettings:
     """[build]: where the build goes, and where its CPU stages and trajectory parts run."""
 
-    name: str
-    out: str = ""  # empty: builds/NAME under the current directory; may contain {date}
-    runner: Literal["local", "dask", "ray"] = "local"
-    seed: int = 0
-    workers: int = 2  # processes of a local Dask cluster, CPUs of a local Ray cluster
-    address: str = ""  # an existing Dask scheduler or Ray cluster; empty: start a local one
+    name: str = Field(description=(
+        "the build's name: 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"))
+    out: str = Field(default="", description=(
+        "the build directory; empty: builds/NAME under the current directory; may contain {date}"))
+    runner: Literal["local", "dask", "ray"] = Field(default="local", json_schema_extra=OPERATIONAL,
+                                                    description=(
+        "where CPU stages and trajectory parts run: this process, a Dask or a Ray cluster"))
+    seed: int = Field(default=0, description="the seed every stage's seed defaults to")
+    workers: int = Field(default=2, ge=1, json_schema_extra=OPERATIONAL, description=(
+        "processes of a local Dask cluster, CPUs of a local Ray cluster"))
+    address: str = Field(default="", json_schema_extra=OPERATIONAL, description=(
+        "an existing Dask scheduler or Ray cluster; empty: start a local one"))
 
     def __post_init__(self) -> None:
         if not NAME_RE.match(self.name):
             raise ConfigError(
-                f"[build] name = {self.name!r} is not allowed: use 1-64 letters, digits, "
+                f"name = {self.name!r} is not allowed: use 1-64 letters, digits, "
                 "'.', '_' or '-', starting with a letter or digit"
             )
-        if self.workers < 1:
-            raise ConfigError(f"[build] workers = {self.workers} is not allowed: use 1 or more")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=SETTINGS)
 class CorpusSettings:
     """[corpus]: the source files (or "builtin:jargon") and their format."""
 
-    sources: tuple[str, ...] = ()
-    format: str = ""  # empty: detect from each file
-    strict: bool = False  # stop on the first malformed record instead of counting it
-    licence: str = ""  # the corpus licence, for the dataset card (e.g. "cc-by-sa-4.0")
+    sources: tuple[str, ...] = Field(default=(), description=(
+        "files or folders (relative to the build file), or builtin:jargon / builtin:wiki"))
+    format: str = Field(default="", description="the sources' format; empty: detect from each file")
+    strict: bool = Field(default=False, description=(
+        "stop on the first malformed record instead of counting it"))
+    licence: str = Field(default="", description=(
+        "the corpus licence, for the dataset card (e.g. cc-by-sa-4.0)"))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=SETTINGS)
 class TeacherConfig:
     """[teacher]: the scripted teacher, or an OpenAI-compatible server (one URL per replica)."""
 
-    kind: Literal["scripted", "openai"] = "scripted"
-    urls: tuple[str, ...] = ()
-    model: str = ""
-    concurrency: int = 16  # requests in flight at once, over all replicas
-    read_timeout: float = 120.0
-    max_retries: int = 4
+    kind: Literal["scripted", "openai"] = Field(default="scripted", description=(
+        "scripted (deterministic, no model) or openai (an OpenAI-compatible server)"))
+    urls: tuple[str, ...] = Field(default=(), description="base URLs of the server, one per replica")
+    model: str = Field(default="", description="the model's name as the server knows it")
+    concurrency: int = Field(default=16, ge=1, description=(
+        "requests in flight at once, over all replicas"))
+    read_timeout: float = Field(default=120.0, gt=0.0, description=(
+        "seconds a server may stay silent before the request is retried"))
+    max_retries: int = Field(default=4, ge=0, description=(
+        "retries after a connection error, timeout, 429 or 5xx"))
     structured_output: Literal[
         "response_format", "guided_json", "structured_outputs", "none"
-    ] = "response_format"
-    stream: bool = True  # streamed answers: the read timeout bounds silence, not the whole answer
-    reasoning: bool = False  # a reasoning model: its thinking is kept and not limited by the prompt
+    ] = Field(default="response_format", description="how a JSON schema is requested")
+    stream: bool = Field(default=True, strict=True, description=(
+        "streamed answers: the read timeout bounds silence, not the whole answer"))
+    reasoning: bool = Field(default=False, strict=True, description=(
+        "a reasoning model: its thinking is kept and not limited by the prompt"))
 
     def __post_init__(self) -> None:
         for url in self.urls:
             if not url.startswith(("http://", "https://")):
                 raise ConfigError(
-                    f"[teacher] urls = [{url!r}, ...] is not allowed: use http(s) base URLs such "
+                    f"urls = [{url!r}, ...] is not allowed: use http(s) base URLs such "
                     "as http://127.0.0.1:8000/v1"
                 )
-        if self.concurrency < 1:
-            raise ConfigError(f"[teacher] concurrency = {self.concurrency} is not allowed: "
-                              "use 1 or more")
-        if self.read_timeout <= 0:
-            raise ConfigError(f"[teacher] read_timeout = {self.read_timeout} is not allowed: "
-                              "use seconds > 0")
-        if self.max_retries < 0:
-            raise ConfigError(f"[teacher] max_retries = {self.max_retries} is not allowed: "
-                              "use 0 or more")
-        if not isinstance(self.stream, bool):
-            raise ConfigError(f"[teacher] stream = {self.stream!r} is not allowed: "
-                              "use true or false")
-        if not isinstance(self.reasoning, bool):
-            raise ConfigError(f"[teacher] reasoning = {self.reasoning!r} is not allowed: "
-                              "use true or false")
 
     @property
     def label(self) -> str:
@@ -121,15 +122,16 @@ class TeacherConfig:
         return "scripted" if self.kind == "scripted" else f"openai:{self.model}"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=SETTINGS)
 class ToolsSettings:
     """[tools]: where the agent's search tools run; empty url: the index loaded in process."""
 
-    url: str = ""  # a running `hopforge serve-search`, e.g. "http://search-host:8900"
+    url: str = Field(default="", description=(
+        "a running `hopforge serve-search`, e.g. http://search-host:8900"))
 
     def __post_init__(self) -> None:
         if self.url and not self.url.startswith(("http://", "https://")):
-            raise ConfigError(f"[tools] url = {self.url!r} is not an http(s) URL: use e.g. "
+            raise ConfigError(f"url = {self.url!r} is not an http(s) URL: use e.g. "
                               "\"http://search-host:8900\" (see `hopforge serve-search`)")
 
 

@@ -17,8 +17,8 @@ class Rung:
     """A rung of a ladder: `n` more accepted questions whose min_calls lies in [min_calls, max_calls]."""
 
     min_calls: int = Field(ge=1, le=100_000, description="the fewest tool calls of a task")
-    max_calls: int = Field(0, ge=0, le=100_000, description="the most tool calls (0: no bound)")
-    n: int = Field(1, ge=1, le=1_000_000, description="accepted questions of this rung")
+    max_calls: int = Field(default=0, ge=0, le=100_000, description="the most tool calls (0: no bound)")
+    n: int = Field(default=1, ge=1, le=1_000_000, description="accepted questions of this rung")
 
     def __post_init__(self) -> None:
         if self.max_calls and self.max_calls < self.min_calls:
@@ -34,60 +34,60 @@ def _share(default: float, description: str) -> Any:
 class QuestionConfig:
     """Settings of the question stage (the `[questions]` table of a build file)."""
 
-    n: int = Field(100, ge=1, le=10_000_000, description="accepted questions wanted")
-    seed: int = Field(0, description="random seed")
-    part_size: int = Field(50, ge=1, le=1_000_000, description="accepted questions per output part")
-    kinds: tuple[str, ...] = Field(QUESTION_KINDS, description="question kinds to make")
+    n: int = Field(default=100, ge=1, le=10_000_000, description="accepted questions wanted")
+    seed: int = Field(default=0, description="random seed")
+    part_size: int = Field(default=50, ge=1, le=1_000_000, description="accepted questions per output part")
+    kinds: tuple[str, ...] = Field(default=QUESTION_KINDS, description="question kinds to make")
     unanswerable_share: float = _share(
         0.05, "share of accepted questions that are unanswerable, when that is a kind")
-    min_hops: int = Field(2, ge=1, le=MAX_DEPTH, description="the fewest hops of a chain")
-    max_hops: int = Field(4, ge=1, le=MAX_DEPTH, description="the most hops of a chain")
-    min_clues: int = Field(2, ge=2, le=8, description="intersection: the fewest clues")
-    max_clues: int = Field(4, ge=2, le=8, description="intersection: the most clues")
+    min_hops: int = Field(default=2, ge=1, le=MAX_DEPTH, description="the fewest hops of a chain")
+    max_hops: int = Field(default=4, ge=1, le=MAX_DEPTH, description="the most hops of a chain")
+    min_clues: int = Field(default=2, ge=2, le=8, description="intersection: the fewest clues")
+    max_clues: int = Field(default=4, ge=2, le=8, description="intersection: the most clues")
     year_answer_rate: float = _share(
         0.3, "chain: share asking for the year the last document states")
-    min_calls: int = Field(0, ge=0, le=100_000, description=(
+    min_calls: int = Field(default=0, ge=0, le=100_000, description=(
         "keep only tasks whose fewest tool calls lie in [min_calls, max_calls]"))
-    max_calls: int = Field(0, ge=0, le=100_000, description="0: no upper bound")
-    ladder: tuple[Rung, ...] = Field((), description=(
+    max_calls: int = Field(default=0, ge=0, le=100_000, description="0: no upper bound")
+    ladder: tuple[Rung, ...] = Field(default=(), description=(
         "after the n questions of the mix, each rung's n tasks of its min_calls range, in "
         "order (TOML: ladder = [{min_calls = 50, max_calls = 150, n = 4}])"))
-    min_items: int = Field(4, ge=2, le=100_000, description="aggregation: the smallest set")
-    min_df: int = Field(20, ge=1, le=1_000_000, description=(
+    min_items: int = Field(default=4, ge=2, le=100_000, description="aggregation: the smallest set")
+    min_df: int = Field(default=20, ge=1, le=1_000_000, description=(
         "a clue phrase occurs in at least this many documents (the blur); never more than 1% "
         "of the corpus (stage.corpus_min_df)"))
-    max_per_start: int = Field(3, ge=1, le=1_000_000, description=(
+    max_per_start: int = Field(default=3, ge=1, le=1_000_000, description=(
         "accepted questions that start at one document"))
-    model_fact_docs: int = Field(500, ge=0, le=100_000_000, description=(
+    model_fact_docs: int = Field(default=500, ge=0, le=100_000_000, description=(
         "model teacher: documents whose facts it reads, the most-named first (0: none); each "
         "fact is verified against the text before use"))
-    shortcut_rank: int = Field(5, ge=0, le=100, description=(
+    shortcut_rank: int = Field(default=5, ge=0, le=100, description=(
         "one search may not find the answer within this rank (0: off)"))
-    blur_rounds: int = Field(2, ge=0, le=10, description=(
+    blur_rounds: int = Field(default=2, ge=0, le=10, description=(
         "times a shortcut draft gets other phrases before it is rejected"))
-    search_mode: Literal["", "bm25", "dense", "hybrid"] = Field("", description=(
+    search_mode: Literal["", "bm25", "dense", "hybrid"] = Field(default="", description=(
         "the searcher's mode; empty: its default (hybrid when there is a dense index)"))
-    page_chars: int = Field(1200, ge=100, le=1_000_000, description=(
+    page_chars: int = Field(default=1200, ge=100, le=1_000_000, description=(
         "as the open tool pages documents (min_calls counts pages)"))
-    min_words: int = Field(6, ge=1, le=1000, description="the shortest question, in words")
-    max_words: int = Field(160, ge=1, le=10_000, description="the longest question, in words")
+    min_words: int = Field(default=6, ge=1, le=1000, description="the shortest question, in words")
+    max_words: int = Field(default=160, ge=1, le=10_000, description="the longest question, in words")
     near_duplicate: float = _share(
         0.7, "word-shingle Jaccard at or above which a question repeats one")
-    round_trip: bool = Field(True, strict=True, description=(
+    round_trip: bool = Field(default=True, strict=True, description=(
         "model composer: the model reads its question back; a reading that differs from the "
         "spec rejects it"))
-    closed_book: bool = Field(False, strict=True, description=(
+    closed_book: bool = Field(default=False, strict=True, description=(
         "model teacher: probe without tools, reject what it answers"))
-    probe_samples: int = Field(2, ge=1, le=100, description="closed-book attempts per question")
+    probe_samples: int = Field(default=2, ge=1, le=100, description="closed-book attempts per question")
     max_probe_pass: float = _share(
         0.0, "model teacher: keep questions the closed-book probe answers at most this share "
         "of times (giving it turns the probe on)")
-    attempts_per_question: int = Field(10, ge=1, le=1000, description=(
+    attempts_per_question: int = Field(default=10, ge=1, le=1000, description=(
         "drafts tried per wanted question before giving up"))
-    concurrency: int = Field(16, json_schema_extra=OPERATIONAL,
+    concurrency: int = Field(default=16, json_schema_extra=OPERATIONAL,
         ge=1, le=4096, description="model calls in flight")
-    temperature: float = Field(0.7, ge=0.0, le=2.0, description="the model composer's temperature")
-    max_tokens: int = Field(400, ge=16, le=100_000, description="the model composer's reply limit")
+    temperature: float = Field(default=0.7, ge=0.0, le=2.0, description="the model composer's temperature")
+    max_tokens: int = Field(default=400, ge=16, le=100_000, description="the model composer's reply limit")
 
     def __post_init__(self) -> None:
         bad = [k for k in self.kinds if k not in QUESTION_KINDS]

@@ -12,13 +12,15 @@ import asyncio
 import json
 import math
 import random
-from dataclasses import dataclass
 from typing import Any, Protocol
 
+import pydantic
 from hopforge.corpus.errors import HopforgeError
+from hopforge.corpus.settings import SETTINGS, share
 from hopforge.corpus.tools import FAULTABLE_TOOLS, ToolResult, tool_named
 from hopforge.synth.annotate import normalize_call
 from hopforge.synth.records import Fault, ToolCall
+from pydantic import Field
 
 FAULT_KINDS: tuple[str, ...] = ("empty", "timeout", "format", "partial")
 TRUNCATION_NOTE = "[... output truncated]"
@@ -32,39 +34,25 @@ class AsyncTools(Protocol):
     async def call(self, name: str, arguments: dict[str, Any]) -> ToolResult: ...
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=SETTINGS)
 class FaultConfig:
     """Per-kind probabilities that a tool call is hit; `persistent` is the share that persists."""
 
-    empty: float = 0.0
-    timeout: float = 0.0
-    format: float = 0.0
-    partial: float = 0.0
-    persistent: float = 0.25
-    timeout_s: float = 30.0  # the tool's deadline, which a timed-out call's error states
-    timeout_delay_s: float = 0.05  # how long a timed-out call hangs here before its error
+    empty: float = share(0.0, "share of calls that get an empty result")
+    timeout: float = share(0.0, "share of calls that time out")
+    format: float = share(0.0, "share of calls whose result comes back re-laid (other format)")
+    partial: float = share(0.0, "share of calls whose result is cut short")
+    persistent: float = share(0.25, "share of injected faults that repeat on the same call")
+    timeout_s: float = Field(default=30.0, gt=0.0, le=3600.0, description=(
+        "the tool's deadline, which a timed-out call's error states"))
+    timeout_delay_s: float = Field(default=0.05, ge=0.0, le=600.0, description=(
+        "how long a timed-out call hangs here before its error"))
 
     def __post_init__(self) -> None:
-        for name in (*FAULT_KINDS, "persistent"):
-            value = getattr(self, name)
-            if not 0.0 <= value <= 1.0:
-                raise HopforgeError(
-                    f"FaultConfig.{name} = {value!r} is out of range: use a probability in [0, 1]."
-                )
         if self.total > 1.0:
-            raise HopforgeError(
+            raise ValueError(
                 f"FaultConfig rates sum to {self.total:.3f} (empty + timeout + format + partial); "
                 "lower them so the sum is at most 1."
-            )
-        if not 0.0 < self.timeout_s <= 3600.0:
-            raise HopforgeError(
-                f"FaultConfig.timeout_s = {self.timeout_s!r} is out of range: "
-                "use a deadline above 0 and up to 3600 seconds."
-            )
-        if not 0.0 <= self.timeout_delay_s <= 600.0:
-            raise HopforgeError(
-                f"FaultConfig.timeout_delay_s = {self.timeout_delay_s!r} is out of range: "
-                "use 0 to 600 seconds."
             )
 
     @property

@@ -18,11 +18,11 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Literal
 
-from hopforge.corpus.errors import HopforgeError
+import pydantic
 from hopforge.corpus.records import Document
+from hopforge.corpus.settings import SETTINGS, share
 from hopforge.corpus.tools import is_final
 from hopforge.synth import prompts
 from hopforge.synth.records import Question, ToolCall
@@ -30,40 +30,27 @@ from hopforge.synth.teacher.chat import Completion, Message
 from hopforge.synth.trajectories.families import GIVE_UP, Plans, legacy_spec
 from hopforge.synth.trajectories.reading import Act, Reader
 from hopforge.synth.trajectories.voice import Speaker, draw_style
+from pydantic import Field
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=SETTINGS)
 class ScriptedConfig:
     """Detour rates, persistence and house-style rates of the scripted teacher."""
 
-    wrong_doc: float = 0.3  # check wrong candidates (earlier mentions, other hits) first
-    max_wrong: int = 3  # at most this many wrong candidates before the right one
-    early_answer: float = 0.1  # stop at an intermediate document and answer its title (wrong)
-    house_style: float = 0.65  # trajectories in the house style (voice and query habit)
-    style_drift: float = 0.1  # thoughts and first queries in another style than the trajectory's
-    max_retries: int = 2  # the same call again after an error
-    wide_k: int = 20  # results asked for by the wider searches
-    call_format: Literal["native", "tagged", "fenced"] = "native"
-    k: int = 5
-
-    def __post_init__(self) -> None:
-        for name in ("wrong_doc", "early_answer", "house_style", "style_drift"):
-            value = getattr(self, name)
-            if not 0.0 <= value <= 1.0:
-                raise HopforgeError(
-                    f"ScriptedConfig.{name} = {value!r} is out of range: use a rate in [0, 1]."
-                )
-        for name, lo, hi in (("max_retries", 0, 20), ("max_wrong", 0, 50), ("k", 1, 20),
-                             ("wide_k", 1, 20)):
-            value = getattr(self, name)
-            if not lo <= value <= hi:
-                raise HopforgeError(
-                    f"ScriptedConfig.{name} = {value!r} is out of range: use {lo} to {hi}."
-                )
-        if self.call_format not in ("native", "tagged", "fenced"):
-            raise HopforgeError(
-                f"ScriptedConfig.call_format = {self.call_format!r}: use native, tagged or fenced."
-            )
+    wrong_doc: float = share(0.3, (
+        "check wrong candidates (earlier mentions, other hits) first"))
+    max_wrong: int = Field(default=3, ge=0, le=50, description=(
+        "at most this many wrong candidates before the right one"))
+    early_answer: float = share(0.1, (
+        "stop at an intermediate document and answer its title (wrong)"))
+    house_style: float = share(0.65, "trajectories in the house style (voice and query habit)")
+    style_drift: float = share(
+        0.1, "thoughts and first queries in another style than the trajectory's")
+    max_retries: int = Field(default=2, ge=0, le=20, description="the same call again after an error")
+    wide_k: int = Field(default=20, ge=1, le=20, description="results asked for by the wider searches")
+    call_format: Literal["native", "tagged", "fenced"] = Field(default="native", description=(
+        "how its calls are written: native tool calls, <tool_call> tags or fenced JSON"))
+    k: int = Field(default=5, ge=1, le=20, description="results asked for by a search")
 
 
 class ScriptedTeacher:

@@ -38,42 +38,42 @@ TeacherFactory = Callable[[Question, int, int], ChatModel]  # (question, sample,
 class TrajectoryConfig:
     """Options of the trajectories stage; validated on construction."""
 
-    samples: int = Field(1, ge=1, le=1024, description=(
+    samples: int = Field(default=1, ge=1, le=1024, description=(
         "trajectories per question, each with its own seed"))
-    max_turns: int = Field(64, ge=1, le=1_000_000, description=(
+    max_turns: int = Field(default=64, ge=1, le=1_000_000, description=(
         "stop rule max_turns: the most turns of a run (600 and more is fine)"))
-    concurrency: int = Field(16, json_schema_extra=OPERATIONAL,
+    concurrency: int = Field(default=16, json_schema_extra=OPERATIONAL,
         ge=1, le=100_000, description="trajectories in flight")
-    keep_results: int = Field(5, ge=1, le=10_000, description=(
+    keep_results: int = Field(default=5, ge=1, le=10_000, description=(
         "tool results shown verbatim; older ones become pointers"))
-    checkpoint_every: int = Field(16, ge=0, le=1_000_000, description=(
+    checkpoint_every: int = Field(default=16, ge=0, le=1_000_000, description=(
         "turns between checkpoints; 0 turns them off"))
-    context_tokens: int = Field(32_768, ge=512, le=100_000_000, description=(
+    context_tokens: int = Field(default=32_768, ge=512, le=100_000_000, description=(
         "the teacher's context length"))
-    max_tokens: int = Field(1024, ge=1, le=10_000_000, description=(
+    max_tokens: int = Field(default=1024, ge=1, le=10_000_000, description=(
         "completion budget per call (kept free in the context)"))
-    temperature: float = Field(0.7, ge=0.0, le=2.0, description="the teacher's temperature")
-    repeat_limit: int = Field(3, ge=1, le=10_000, description=(
+    temperature: float = Field(default=0.7, ge=0.0, le=2.0, description="the teacher's temperature")
+    repeat_limit: int = Field(default=3, ge=1, le=10_000, description=(
         "stop rule repetition: a call repeated more than this within repeat_window turns"))
-    repeat_window: int = Field(20, ge=1, le=1_000_000, description=(
+    repeat_window: int = Field(default=20, ge=1, le=1_000_000, description=(
         "the turns the repetition rule looks back over"))
-    no_progress_turns: int = Field(40, ge=1, le=1_000_000, description=(
+    no_progress_turns: int = Field(default=40, ge=1, le=1_000_000, description=(
         "stop rule no_progress: turns without new gold evidence"))
-    max_invalid_turns: int = Field(3, ge=0, le=1000, description=(
+    max_invalid_turns: int = Field(default=3, ge=0, le=1000, description=(
         "unusable turns in a row before termination error"))
-    call_format: Literal["native", "text"] = Field("native", description=(
+    call_format: Literal["native", "text"] = Field(default="native", description=(
         "native: the server's tool calls; text: <tool_call> tags in the prompt"))
-    reasoning: bool = Field(False, strict=True, description=(
+    reasoning: bool = Field(default=False, strict=True, description=(
         "a reasoning teacher: the prompt does not limit its thinking"))
-    seed: int = Field(0, description="random seed")
+    seed: int = Field(default=0, description="random seed")
     faults: FaultConfig = Field(default_factory=FaultConfig, description="injected tool faults")
     scripted: ScriptedConfig = Field(default_factory=ScriptedConfig, description=(
         "the scripted teacher's mistakes and habits"))
-    part_questions: int = Field(32, ge=1, le=1_000_000, description=(
+    part_questions: int = Field(default=32, ge=1, le=1_000_000, description=(
         "questions per output part (all samples of a question together)"))
-    search_batch: int = Field(64, json_schema_extra=OPERATIONAL,
+    search_batch: int = Field(default=64, json_schema_extra=OPERATIONAL,
         ge=1, le=65_536, description="most searches in one batch")
-    search_wait_s: float = Field(0.0, json_schema_extra=OPERATIONAL,
+    search_wait_s: float = Field(default=0.0, json_schema_extra=OPERATIONAL,
         ge=0.0, le=10.0, description=(
         "how long a search waits for others to join its batch"))
 

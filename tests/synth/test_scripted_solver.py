@@ -4,8 +4,9 @@ import re
 from collections import Counter
 from typing import Any
 
+import pydantic
 import pytest
-from hopforge.corpus.errors import HopforgeError
+from hopforge.corpus.settings import explain
 from hopforge.synth import prompts
 from hopforge.synth.records import NOT_FOUND, Question, Trajectory
 from hopforge.synth.trajectories.faults import FaultConfig
@@ -138,16 +139,15 @@ def test_checkpoint_state_and_forced_answer(agent_questions: list, agent_searche
 
 
 def test_scripted_config_is_validated() -> None:
-    with pytest.raises(HopforgeError, match=r"ScriptedConfig.wrong_doc = 2 .*\[0, 1\]"):
-        ScriptedConfig(wrong_doc=2)
-    with pytest.raises(HopforgeError, match="max_wrong = -1 is out of range: use 0 to 50"):
-        ScriptedConfig(max_wrong=-1)
-    with pytest.raises(HopforgeError, match="call_format"):
-        ScriptedConfig(call_format="xml")  # type: ignore[arg-type]
-    with pytest.raises(HopforgeError, match=r"ScriptedConfig.house_style = 1.5 .*\[0, 1\]"):
-        ScriptedConfig(house_style=1.5)
-    with pytest.raises(HopforgeError, match=r"ScriptedConfig.style_drift = -0.1"):
-        ScriptedConfig(style_drift=-0.1)
+    for bad, message in (
+            ({"wrong_doc": 2}, "ScriptedConfig.wrong_doc = 2 is out of range: expected at most 1.0"),
+            ({"max_wrong": -1}, "ScriptedConfig.max_wrong = -1 is out of range: expected at least 0"),
+            ({"call_format": "xml"}, "ScriptedConfig.call_format = \"xml\": Input should be"),
+            ({"house_style": 1.5}, "ScriptedConfig.house_style = 1.5 is out of range"),
+            ({"style_drift": -0.1}, "ScriptedConfig.style_drift = -0.1 is out of range")):
+        with pytest.raises(pydantic.ValidationError) as caught:
+            ScriptedConfig(**bad)  # type: ignore[arg-type]
+        assert explain(caught.value, "ScriptedConfig").startswith(message)
 
 
 def _template_patterns() -> dict[str, re.Pattern[str]]:
