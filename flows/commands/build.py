@@ -24,6 +24,7 @@ from hopforge.flows.build.stops import (
     temporary_server,
 )
 from hopforge.flows.build.summary import summary_text
+from hopforge.flows.commands.subcommand import add_command
 from hopforge.flows.config.build_file import load_config, today_utc
 from hopforge.flows.config.demo import DEMO_CONFIG_NAME
 
@@ -34,8 +35,7 @@ STAGE_HELP = f"one of {', '.join(STAGES)}"
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add this module's subcommands to the `hopforge` parser."""
-    p = sub.add_parser(
-        "build",
+    p = add_command(sub, "build", wrap=True,
         help="run a whole build from a TOML build file",
         description="Run every stage of the build described by CONFIG.toml as a Prefect flow "
         "(one task run per stage). Finished stages and parts are kept on disk, so running the "
@@ -46,8 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    "else builds/NAME)")
     _add_run_flags(p, cmd_build)
 
-    p = sub.add_parser(
-        "demo",
+    p = add_command(sub, "demo", wrap=True,
         help="the built-in demo: Jargon File corpus, scripted teacher, whole build on a CPU",
         description="Build a small dataset from the Jargon File shipped with hopforge, with "
         "the scripted teacher (no model server), and print what was made and where.",
@@ -56,8 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="build directory (default builds/demo)")
     _add_run_flags(p, cmd_demo)
 
-    p = sub.add_parser(
-        "dashboard",
+    p = add_command(sub, "dashboard", wrap=True,
         help="start the Prefect server (dashboard) on 127.0.0.1",
         description="Start `prefect server start` on 127.0.0.1 with analytics off, wait until "
         "it answers, and print the dashboard URL and the PREFECT_API_URL to export so builds "
@@ -67,8 +65,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.set_defaults(func=cmd_dashboard)
 
-    p = sub.add_parser(
-        "serve",
+    p = add_command(sub, "serve", wrap=True,
         help="serve a build as a scheduled Prefect deployment",
         description="Serve the build as the Prefect deployment 'hopforge-build/NAME' (NAME from "
         "[build] name) on a cron schedule; `prefect deployment run 'hopforge-build/NAME'` "

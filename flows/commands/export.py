@@ -15,6 +15,7 @@ from hopforge.flows.commands.stage_command import (
     finish_command,
     with_flags,
 )
+from hopforge.flows.commands.subcommand import add_command
 from hopforge.flows.config.flags import add_setting, given
 from hopforge.flows.stages.export import export_build
 
@@ -39,8 +40,7 @@ def _size(text: str) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add this module's subcommands to the `hopforge` parser."""
-    p = sub.add_parser(
-        "export",
+    p = add_command(sub, "export", wrap=True,
         help="write SFT, RL, preference and ShareGPT shards, a manifest and a dataset card",
         description=(
             "Export the kept trajectories of a build to BUILD/export/: a folder of shards per "

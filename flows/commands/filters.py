@@ -18,6 +18,7 @@ from hopforge.filters.select import FilterConfig
 from hopforge.flows.build.engine import StageResult
 from hopforge.flows.build.registry import find_stage
 from hopforge.flows.commands.stage_command import begin_command, done_message, finish_command
+from hopforge.flows.commands.subcommand import add_command
 from hopforge.flows.config.flags import add_setting
 from hopforge.flows.config.sections import table_to_dataclass
 from hopforge.flows.stages.filters import filter_build, score_build
@@ -39,7 +40,7 @@ Settings come from the [filter] table of BUILD/build.toml, then the flags."""
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add this module's subcommands to the `hopforge` parser."""
-    p = sub.add_parser("score", help="point-wise and pair-wise rewards of every trajectory",
+    p = add_command(sub, "score", wrap=True, help="point-wise and pair-wise rewards of every trajectory",
                        description=SCORE_HELP)
     p.add_argument("build", type=Path, help="the build directory")
     p.add_argument("--judge-url", action="append", default=None, metavar="URL",
@@ -53,7 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--force", action="store_true", help="recompute even when up to date")
     p.set_defaults(func=run_score)
 
-    f = sub.add_parser("filter", help="style-bias and duplicate filter over scored trajectories",
+    f = add_command(sub, "filter", wrap=True, help="style-bias and duplicate filter over scored trajectories",
                        description=FILTER_HELP)
     f.add_argument("build", type=Path, help="the build directory")
     add_setting(f, FilterConfig, "threshold")

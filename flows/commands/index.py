@@ -14,6 +14,7 @@ from hopforge.corpus.index import IndexConfig, build_index
 from hopforge.corpus.layout import BuildDir
 from hopforge.corpus.search import Searcher
 from hopforge.corpus.textio import json_lines
+from hopforge.flows.commands.subcommand import add_command
 from hopforge.flows.config.flags import add_setting, given
 
 # the IndexConfig fields whose flags (`add_setting`) set them as they are
@@ -25,8 +26,7 @@ BATCH = 64
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add this module's subcommands to the `hopforge` parser."""
-    p = sub.add_parser(
-        "index", help="build the BM25 and dense indexes of a build's corpus",
+    p = add_command(sub, "index", wrap=True, help="build the BM25 and dense indexes of a build's corpus",
         description="Split the corpus of BUILD into passages and write BUILD/index/ (BM25, dense "
                     "faiss index, manifest). Settings come from the [index] table of "
                     "BUILD/build.toml when present; flags override them. Re-indexing embeds only "
@@ -41,8 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--no-progress", action="store_true", help="no progress bar while embedding")
     p.set_defaults(func=run_index)
 
-    s = sub.add_parser(
-        "search", help="search a build's index",
+    s = add_command(sub, "search", wrap=True, help="search a build's index",
         description="Search BUILD for QUERY, or for every line {\"id\", \"query\"} of --queries "
                     "FILE.jsonl (then one JSON line per query is printed: {\"id\", \"hits\": "
                     "[{\"doc_id\", \"title\", \"score\"}, ...]}).")

@@ -12,10 +12,13 @@ from tqdm import tqdm
 
 
 def add_command(sub: argparse._SubParsersAction, name: str, *,  # type: ignore[type-arg]
-                help: str, description: str, **options: Any) -> argparse.ArgumentParser:
-    """The parser of subcommand `name`; `description` is printed as written (line breaks kept)."""
-    return sub.add_parser(name, help=help, description=description,
-                          formatter_class=argparse.RawDescriptionHelpFormatter, **options)
+                help: str, description: str, wrap: bool = False,
+                **options: Any) -> argparse.ArgumentParser:
+    """The parser of subcommand `name`; `description` is printed as written (line breaks
+    kept), or with `wrap` as one paragraph wrapped to the terminal."""
+    formatter = argparse.HelpFormatter if wrap else argparse.RawDescriptionHelpFormatter
+    return sub.add_parser(name, help=help, description=description, formatter_class=formatter,
+                          **options)
 
 
 @contextmanager

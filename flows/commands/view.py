@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from hopforge.corpus.errors import HopforgeError
+from hopforge.flows.commands.subcommand import add_command
 from hopforge.flows.view.app import serve
 from hopforge.flows.view.catalog import open_catalog
 from hopforge.flows.view.site import write_static
@@ -13,8 +14,7 @@ from hopforge.flows.view.site import write_static
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add `hopforge view` to the `hopforge` parser."""
-    p = sub.add_parser(
-        "view",
+    p = add_command(sub, "view", wrap=True,
         help="read a build in a browser: funnel, questions, trajectories, exported rows",
         description="Serve a build as web pages on 127.0.0.1 (the funnel, a searchable table "
         "of questions, each question's spec and evidence, its trajectories turn by turn, their "
