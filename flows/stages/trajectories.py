@@ -33,13 +33,16 @@ from typing import Any
 
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.layout import BuildDir
+from hopforge.corpus.names import NameIndex
 from hopforge.corpus.parts import clear_parts, done_indexes, done_parts, read_parts, write_json
 from hopforge.corpus.search import Searcher, open_searcher
 from hopforge.corpus.settings import operational
+from hopforge.corpus.store import read_documents
 from hopforge.flows.stages.trajectory_journal import PartWriter, journal_path, read_journal
 from hopforge.flows.stages.trajectory_report import trajectory_report
 from hopforge.synth.records import Question, Trajectory
 from hopforge.synth.teacher.chat import ChatModel
+from hopforge.synth.trajectories.fairness import Choice, choices
 from hopforge.synth.trajectories.scripted import ScriptedTeacher
 from hopforge.synth.trajectories.stage import (
     TrajectoryConfig,
@@ -139,7 +142,14 @@ def _start(build: BuildDir, run: _QuestionParts, config: TrajectoryConfig, force
 
 def _write_report(build: BuildDir, run: _QuestionParts, info: dict[str, Any]) -> dict[str, Any]:
     answers = {q.qid: (q.answer, *q.answer_aliases) for q in run.questions}
-    report = trajectory_report(read_parts(build.trajectories), answers)
+    specs = {q.qid: q.spec for q in run.questions}
+    names = NameIndex(read_documents(build)) if build.corpus.is_dir() else None
+
+    def check(traj: Trajectory) -> list[Choice]:
+        spec = specs.get(traj.qid)
+        return choices(traj, spec, names) if spec is not None and names is not None else []
+
+    report = trajectory_report(read_parts(build.trajectories), answers, check)
     report["run"] = info
     write_json(build.reports / "trajectories.json", report)
     return report

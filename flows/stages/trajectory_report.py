@@ -1,17 +1,20 @@
 """Statistics of a trajectories stage: terminations, turns, calls, faults, context and usage.
 
 `calls.justified_rate` is the share of tool calls whose every word and doc_id the teacher had
-been shown (synth/trajectories/fairness.py); `thoughts.top30_share` the share of thoughts that
-the 30 most common masked thoughts cover (synth/trajectories/variety.py).
+been shown (synth/trajectories/fairness.py); `annotations.choices_with_skips` counts the choices
+among a page's names where the run never ruled out some candidate (`fairness.choices`);
+`thoughts.top30_share` is the share of thoughts that the 30 most common masked thoughts cover
+(synth/trajectories/variety.py).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from hopforge.synth.records import TERMINATIONS, Trajectory
+from hopforge.synth.trajectories.fairness import Choice
 from hopforge.synth.trajectories.variety import masked_thoughts
 
 
@@ -26,8 +29,11 @@ def _percentile(sorted_values: list[int], q: float) -> int:
 
 
 def trajectory_report(rows: Iterable[dict[str, Any]],
-                      answers: dict[str, tuple[str, ...]] | None = None) -> dict[str, Any]:
-    """Stage statistics over trajectory rows: terminations, turns, faults, annotations, usage."""
+                      answers: dict[str, tuple[str, ...]] | None = None,
+                      check: Callable[[Trajectory], list[Choice]] | None = None
+                      ) -> dict[str, Any]:
+    """Stage statistics over trajectory rows: terminations, turns, faults, annotations, usage;
+    with `check`, the choices each run made among what its pages showed (fairness.choices)."""
     terminations: Counter[str] = Counter({t: 0 for t in TERMINATIONS})
     faults: Counter[str] = Counter()
     turns: list[int] = []
@@ -39,7 +45,15 @@ def trajectory_report(rows: Iterable[dict[str, Any]],
     thoughts: Counter[str] = Counter()
     for row in rows:
         peaks.append(int(row.get("peak_context_tokens") or 0))
-        thoughts.update(masked_thoughts([Trajectory.from_row(row)]))
+        traj = Trajectory.from_row(row)
+        thoughts.update(masked_thoughts([traj]))
+        if check is not None:
+            made = check(traj)
+            skips = [c for c in made if c.skipped]
+            counts["choices"] += len(made)
+            counts["choices_with_skips"] += len(skips)
+            counts["choices_skipped_candidates"] += sum(len(c.skipped) for c in skips)
+            counts["runs_with_skipped_choices"] += bool(skips)
         terminations[row["termination"]] += 1
         teachers[row["teacher"]] += 1
         turns.append(len(row["turns"]))

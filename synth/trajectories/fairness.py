@@ -5,14 +5,19 @@ search query or find pattern, and its doc_id as a whole, occurs in the visible t
 prompt, the question, and every tool result returned earlier in the same trajectory (an elided
 result was still seen). An answer is checked the same way, except for bare numbers (a count is
 computed, not read) and the not-found marker. Words are compared case-insensitively.
+
+`choices` checks what a run took from what it was shown: when it goes on to a document a page
+named, every name the page showed before it must have been ruled out by a tool result.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
+from hopforge.corpus.names import NameIndex
 from hopforge.corpus.tools import tool_named
-from hopforge.synth.records import NOT_FOUND, ToolCall
+from hopforge.synth.records import NOT_FOUND, Spec, ToolCall, Trajectory
 
 _WORD = re.compile(r"\w+")
 _TOKEN = re.compile(r"[^\s\[\](){}<>,;\"'|=]+")  # doc_id-like runs: split at brackets and quotes
@@ -51,3 +56,52 @@ class Visible:
         unseen = [w for w in dict.fromkeys(words) if w not in self.words]
         unseen += [i for i in ids if i not in self.tokens]
         return not unseen, tuple(unseen)
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """Where a run had to choose among what a page showed: the page, the document the question
+    leads to there ("" for a set), and the candidates the run never ruled out (`skipped`)."""
+
+    page_doc: str
+    doc: str
+    skipped: tuple[str, ...]
+
+
+def choices(traj: Trajectory, spec: Spec, names: NameIndex) -> list[Choice]:
+    """The choices a run of a question made among the names its pages showed.
+
+    A candidate is ruled out only by a tool call on it (reading it, or looking inside it); a
+    search that lists it does not. A set question (its `item` steps) has one choice: every
+    member must be checked. A step a clue picks among the names of the page before it (`link`,
+    `compare`) is a choice among the names that page shows before the document the run went
+    on to, as far as the run read it; a step the question says no document meets (an
+    unanswerable one) is a choice among all of them. A step the run never reached is none.
+    """
+    touched: set[str] = set()  # documents a call named
+    read: dict[str, str] = {}  # doc_id -> the text of its pages the run read
+    for turn in traj.turns:
+        tool = tool_named(turn.call.name) if turn.call is not None else None
+        if turn.call is None or tool is None:
+            continue
+        ids = tool.named_docs(turn.call.arguments)
+        touched.update(ids)
+        if tool.name == "open" and turn.result and ids:
+            read[ids[0]] = read.get(ids[0], "") + "\n" + turn.result
+    out = []
+    items = [st.doc for st in spec.steps if st.relation == "item" and st.doc]
+    if items:
+        out.append(Choice(page_doc=spec.start, doc="",
+                          skipped=tuple(d for d in items if d not in touched)))
+    for st in spec.steps:
+        if st.relation not in ("link", "compare") or not st.via or st.via not in read:
+            continue
+        if st.doc and st.doc not in touched:
+            continue  # the run never got there
+        order = names.mentioned(read[st.via], exclude=st.via)
+        before = order[: order.index(st.doc)] if st.doc in order else order
+        if st.doc and st.doc not in order:
+            continue  # taken from elsewhere (a result list), not from this page
+        out.append(Choice(page_doc=st.via, doc=st.doc,
+                          skipped=tuple(c for c in before if c not in touched)))
+    return out
