@@ -79,9 +79,10 @@ def _tiny() -> tuple[list[Any], list[Any]]:
 def _corpus(n: int, tiny: list[Any]) -> list[Any]:
     from hopforge.corpus.records import Document
 
-    from bench.bench_bm25 import make_passages, real_sentences
+    from bench.zipf_corpus import ZipfCorpus, foldoc_vocabulary
 
-    texts = make_passages(max(0, n - len(tiny)), real_sentences())
+    texts = [" ".join(p) for chunk in ZipfCorpus(max(0, n - len(tiny)), foldoc_vocabulary()).chunks()
+             for p in chunk]
     docs = [Document(doc_id=f"p{i:06d}", title=" ".join(t.split()[:4]), text=t, source="bench")
             for i, t in enumerate(texts)]
     return docs + list(tiny)
