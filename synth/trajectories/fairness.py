@@ -76,7 +76,8 @@ def choices(traj: Trajectory, spec: Spec, names: NameIndex) -> list[Choice]:
     member must be checked. A step a clue picks among the names of the page before it (`link`,
     `compare`) is a choice among the names that page shows before the document the run went
     on to, as far as the run read it; a step the question says no document meets (an
-    unanswerable one) is a choice among all of them. A step the run never reached is none.
+    unanswerable one) is a choice among all of them. A step the run never reached is none. A
+    name the corpus uses as an everyday word (`NameHit.common`) is no candidate.
     """
     touched: set[str] = set()  # documents a call named
     read: dict[str, str] = {}  # doc_id -> the text of its pages the run read
@@ -98,7 +99,8 @@ def choices(traj: Trajectory, spec: Spec, names: NameIndex) -> list[Choice]:
             continue
         if st.doc and st.doc not in touched:
             continue  # the run never got there
-        order = names.mentioned(read[st.via], exclude=st.via)
+        order = list(dict.fromkeys(h.doc for h in names.find(read[st.via], exclude=st.via)
+                                   if h.doc and not h.common))
         before = order[: order.index(st.doc)] if st.doc in order else order
         if st.doc and st.doc not in order:
             continue  # taken from elsewhere (a result list), not from this page
