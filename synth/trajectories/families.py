@@ -440,11 +440,13 @@ class Plans:
             return
         yield from self.r.read_until(spec.start, lambda t: False, all_pages=True)
         level = [(d, n, spec.start) for d, n in self.mentions(spec.start)]
+        unread: list[str] = []  # documents of the set (or its first ring) the run never reached
         if spec.scope == "links2":
             outer, level, seen = level, [], {spec.start}
             self.book.open = ("o_links2", {"title": self.r.title(spec.start)})
             for d, _, via in outer:
                 if not (yield from self.reach(via, d)):
+                    unread.append(d)  # its names stay unknown: no count can be given
                     continue
                 yield from self.r.read_until(d, lambda t: False, all_pages=True)
                 level += [(x, n, d) for x, n in self.mentions(d) if x not in seen]
@@ -466,7 +468,9 @@ class Plans:
         matching = set(spec.matching)
         for n, (d, _, via) in enumerate(items):
             book.left = [name for _, name, _ in items[n + 1:]]
-            if (yield from self.reach(via, d)):
+            if not (yield from self.reach(via, d)):
+                unread.append(d)
+            else:
                 has = yield from self.check(d, cond, spec.pattern, d in matching, False)
                 lines = self.r.text(d) + "\n" + "\n".join(self.r.found.get(d, []))
                 if has:
@@ -477,8 +481,12 @@ class Plans:
                             found[d] = int(year)
                             book.facts.append((("f_value", {"title": self.r.title(d),
                                                              "value": year}), d))
-            book.checked += 1
+                book.checked += 1
         book.left = []
+        if unread and not spec.unanswerable:  # a member it could not check may meet the
+            yield from self.answer("give_up", GIVE_UP)  # condition: the total is unknown
+            return
+        # (a set no member meets says how many of them it checked: "20 of 22 checked")
         yield from self.total_answer(found)
 
     def total_answer(self, years: dict[str, int]) -> Move:
