@@ -440,7 +440,8 @@ class Plans:
             return
         yield from self.r.read_until(spec.start, lambda t: False, all_pages=True)
         level = [(d, n, spec.start) for d, n in self.mentions(spec.start)]
-        unread: list[str] = []  # documents of the set (or its first ring) the run never reached
+        # documents of the set, or pages listing it, that the run could not reach or read whole
+        unread: list[str] = [] if self.r.read_whole(spec.start) else [spec.start]
         if spec.scope == "links2":
             outer, level, seen = level, [], {spec.start}
             self.book.open = ("o_links2", {"title": self.r.title(spec.start)})
@@ -449,6 +450,8 @@ class Plans:
                     unread.append(d)  # its names stay unknown: no count can be given
                     continue
                 yield from self.r.read_until(d, lambda t: False, all_pages=True)
+                if not self.r.read_whole(d):
+                    unread.append(d)
                 level += [(x, n, d) for x, n in self.mentions(d) if x not in seen]
                 seen.update(x for x, _, _ in level)
         wanted = set(spec.items)

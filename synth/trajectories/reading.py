@@ -86,6 +86,8 @@ class Reader:
     shown: dict[str, str] = field(default_factory=dict)  # doc_id -> title, as results list it
     pages: dict[str, dict[int, str]] = field(default_factory=dict)  # doc_id -> page -> text
     last_page: dict[str, int] = field(default_factory=dict)  # doc_id -> last page number
+    # pages whose last reading still came back cut short (their later names are missing)
+    garbled: set[tuple[str, int]] = field(default_factory=set)
     queries: list[str] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)  # what the next thought reports first
     state: Any = None  # a callable giving the state notes (known, open, tally)
@@ -209,8 +211,13 @@ class Reader:
         if self.sent[normalize_call(call)] >= MAX_SENDS:
             return ""  # asked as often as a reader would: it does not come through
         obs = yield from self.call(situation, call, title=self.title(doc_id), page=str(page))
-        if fault_seen(obs, "open") in ("timeout", "error", "empty") or doc_id not in obs:
+        kind = fault_seen(obs, "open")
+        if kind in ("timeout", "error", "empty") or doc_id not in obs:
             return ""
+        if kind == "cut":
+            self.garbled.add((doc_id, page))
+        else:
+            self.garbled.discard((doc_id, page))
         more = _MORE.search(obs)
         total = _PAGES.search(obs)
         if total:
@@ -230,6 +237,13 @@ class Reader:
             if (not all_pages and done(text)) or page >= self.last_page.get(doc_id, page):
                 return text
             page += 1
+
+    def read_whole(self, doc_id: str) -> bool:
+        """Whether every page of a document came through, none of them cut short."""
+        pages = self.pages.get(doc_id, {})
+        last = self.last_page.get(doc_id)
+        return last is not None and all(p in pages and (doc_id, p) not in self.garbled
+                                        for p in range(last + 1))
 
     def text(self, doc_id: str) -> str:
         """Everything read of a document so far, pages in order."""
