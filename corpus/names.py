@@ -242,14 +242,15 @@ def _inside_longer(text: str, start: int, end: int, *, possessive: bool = False)
 
 
 def _word_at(text: str, i: int) -> bool:
-    """Whether character `i` belongs to a word: a letter, digit or underscore, or an
-    apostrophe inside a word ("bit'ee")."""
+    """Whether character `i` belongs to a word: a letter, digit or underscore, a syllable dot
+    of a pronunciation ("dump'·ster"), or an apostrophe inside a word ("bit'ee")."""
     if not 0 <= i < len(text):
         return False
     c = text[i]
     if c in "'’":
-        return 0 < i < len(text) - 1 and text[i - 1].isalnum() and text[i + 1].isalnum()
-    return c.isalnum() or c == "_"
+        return (0 < i < len(text) - 1 and text[i - 1].isalnum()
+                and (text[i + 1].isalnum() or text[i + 1] == "·"))
+    return c.isalnum() or c in "_·"
 
 
 _INDEXES: dict[int, tuple[Mapping[str, Document], NameIndex]] = {}

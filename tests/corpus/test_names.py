@@ -38,6 +38,10 @@ def test_names_are_whole_words_capitalized_where_the_name_is_and_unambiguous() -
     # a title stripped to one word is no name: "Hackers" is the plural of "hacker"
     assert index.mentioned("Hackers liked it; hackers wrote code.") == ["hk"]
     assert index.mentioned("/bit'ee boks/ in Latvia") == ["lv"]
+    # a pronunciation's syllables are no names: "dump" is not in /dump'·ster di:'·ving/
+    dump = NameIndex([*docs, _doc("dp", "dump")], min_common_docs=100)
+    assert dump.mentioned("/dump'·ster di:'·ving/, n. The practice") == []
+    assert dump.mentioned("/dump'·ster/ leads to a core dump.") == ["dp"]
 
 
 def test_names_inside_longer_names_and_everyday_words_are_not_mentions() -> None:

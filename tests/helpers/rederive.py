@@ -34,7 +34,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-_WORDS = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]", re.UNICODE)  # "sample_var" is one word
+# "sample_var" is one word, and so is a pronunciation's "dump'·ster" (syllables joined by dots)
+_WORDS = re.compile(r"\w+(?:(?:['’]·?|·)\w+)*|[^\w\s]", re.UNICODE)
 _MONTH = ("(?:January|February|March|April|May|June|July|August|September|October|November|"
           "December)")
 _DATE = re.compile(rf"(?<![\w.,-])(?:(?:\d{{1,2}} )?{_MONTH} (?:\d{{1,2}}, )?(?:1[5-9]\d\d|20[0-4]\d)"
