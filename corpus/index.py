@@ -20,7 +20,7 @@ from hopforge.corpus.layout import BuildDir
 from hopforge.corpus.parts import write_json
 from hopforge.corpus.passages import index_text, split_documents
 from hopforge.corpus.records import Document, Passage
-from hopforge.corpus.settings import OPERATIONAL, SETTINGS, explain
+from hopforge.corpus.settings import OPERATIONAL, SETTINGS, amount, explain
 from hopforge.corpus.store import corpus_fingerprint, read_documents
 from hopforge.corpus.tokenize import Tokenizer, TokenizerConfig
 from pydantic import Field
@@ -36,10 +36,6 @@ IndexKind = Literal["auto", "flat", "hnsw", "ivf", "ivfpq"]
 INDEX_KINDS: tuple[str, ...] = get_args(IndexKind)
 MANIFEST_VERSION = 1
 BM25_CHUNK_PASSAGES = 100_000  # passages tokenized and written per BM25 chunk file
-
-
-def _weight(default: float, description: str) -> Any:
-    return Field(default, ge=0.0, le=100.0, description=description)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, config=SETTINGS)
@@ -95,8 +91,8 @@ class IndexConfig:
     pq_refine: int = Field(default=4, ge=1, le=100, description=(
         "IVF-PQ: candidates (pq_refine * k) rescored exactly against the embeddings"))
     # hybrid: weighted reciprocal-rank fusion over `depth` documents from each retriever
-    bm25_weight: float = _weight(1.0, "hybrid: the BM25 ranking's weight in the fusion")
-    dense_weight: float = _weight(1.0, "hybrid: the dense ranking's weight in the fusion")
+    bm25_weight: float = amount(1.0, "hybrid: the BM25 ranking's weight in the fusion", most=100.0)
+    dense_weight: float = amount(1.0, "hybrid: the dense ranking's weight in the fusion", most=100.0)
     rrf_k: int = Field(default=60, ge=1, le=10_000, description="reciprocal-rank fusion's k")
     depth: int = Field(default=100, ge=1, le=100_000, description="documents fused from each retriever")
     snippet_chars: int = Field(default=240, ge=40, le=10_000, description="a hit's snippet length")

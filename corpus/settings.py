@@ -45,7 +45,7 @@ def explain(exc: pydantic.ValidationError, owner: str = "") -> str:
     for err in exc.errors(include_url=False):
         key = ".".join(str(p) for p in err.get("loc", ()))
         where = f"{owner}.{key}" if owner and key else owner or key
-        value = _show(err.get("input"))
+        value = shown(err.get("input"))
         ctx = err.get("ctx") or {}
         kind = err.get("type", "")
         if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
@@ -62,7 +62,8 @@ def explain(exc: pydantic.ValidationError, owner: str = "") -> str:
     return "; ".join(lines)
 
 
-def _show(value: Any) -> str:
+def shown(value: Any) -> str:
+    """A value as a build file writes it (JSON), or its repr when JSON cannot hold it."""
     try:
         return json.dumps(value)
     except (TypeError, ValueError):

@@ -23,7 +23,7 @@ from typing import Any, Literal, TypeVar, get_args, get_origin, get_type_hints
 import pydantic
 import tomli_w
 from hopforge.corpus.errors import HopforgeError
-from hopforge.corpus.settings import explain
+from hopforge.corpus.settings import explain, shown
 
 T = TypeVar("T")
 
@@ -89,7 +89,7 @@ def convert_value(section: str, key: str, value: Any, tp: Any) -> Any:
         except (pydantic.ValidationError, TypeError, ValueError):
             pass
     raise ConfigError(
-        f"{_where(section, key)} = {_show(value)} is not allowed: expected {_type_name(tp)}")
+        f"{_where(section, key)} = {shown(value)} is not allowed: expected {_type_name(tp)}")
 
 
 def _table_class(tp: Any) -> type | None:
@@ -108,7 +108,7 @@ def _adapter(tp: Any) -> pydantic.TypeAdapter[Any]:
 def table_to_dataclass(section: str, table: Mapping[str, Any], cls: type[T]) -> T:
     """Build the config dataclass `cls` from a TOML table; errors name `[section] key`."""
     if not isinstance(table, Mapping):
-        raise ConfigError(f"[{section}] must be a table of settings, not {_show(table)}")
+        raise ConfigError(f"[{section}] must be a table of settings, not {shown(table)}")
     fields = [f for f in dataclasses.fields(cls) if f.init]  # type: ignore[arg-type]
     check_keys(section, table, [f.name for f in fields])
     hints = get_type_hints(cls)
@@ -142,13 +142,6 @@ def _plain(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {str(k): _plain(v) for k, v in value.items() if v is not None}
     return value
-
-
-def _show(value: Any) -> str:
-    try:
-        return json.dumps(value)
-    except (TypeError, ValueError):
-        return repr(value)
 
 
 def dump_toml(doc: Mapping[str, Mapping[str, Any]], header: str = "") -> str:

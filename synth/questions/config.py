@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Literal
+from typing import Literal
 
-from hopforge.corpus.settings import OPERATIONAL, SETTINGS
+from hopforge.corpus.settings import OPERATIONAL, SETTINGS, share
 from hopforge.synth.questions.families import MAX_DEPTH
 from hopforge.synth.records import QUESTION_KINDS
 from pydantic import Field
@@ -26,10 +26,6 @@ class Rung:
                              f"{self.min_calls}: use min_calls <= max_calls (0: no bound)")
 
 
-def _share(default: float, description: str) -> Any:
-    return Field(default, ge=0.0, le=1.0, description=description)
-
-
 @dataclass(frozen=True, slots=True, kw_only=True, config=SETTINGS)
 class QuestionConfig:
     """Settings of the question stage (the `[questions]` table of a build file)."""
@@ -38,13 +34,13 @@ class QuestionConfig:
     seed: int = Field(default=0, description="random seed")
     part_size: int = Field(default=50, ge=1, le=1_000_000, description="accepted questions per output part")
     kinds: tuple[str, ...] = Field(default=QUESTION_KINDS, description="question kinds to make")
-    unanswerable_share: float = _share(
+    unanswerable_share: float = share(
         0.05, "share of accepted questions that are unanswerable, when that is a kind")
     min_hops: int = Field(default=2, ge=1, le=MAX_DEPTH, description="the fewest hops of a chain")
     max_hops: int = Field(default=4, ge=1, le=MAX_DEPTH, description="the most hops of a chain")
     min_clues: int = Field(default=2, ge=2, le=8, description="intersection: the fewest clues")
     max_clues: int = Field(default=4, ge=2, le=8, description="intersection: the most clues")
-    year_answer_rate: float = _share(
+    year_answer_rate: float = share(
         0.3, "chain: share asking for the year the last document states")
     min_calls: int = Field(default=0, ge=0, le=100_000, description=(
         "keep only tasks whose fewest tool calls lie in [min_calls, max_calls]"))
@@ -71,7 +67,7 @@ class QuestionConfig:
         "as the open tool pages documents (min_calls counts pages)"))
     min_words: int = Field(default=6, ge=1, le=1000, description="the shortest question, in words")
     max_words: int = Field(default=160, ge=1, le=10_000, description="the longest question, in words")
-    near_duplicate: float = _share(
+    near_duplicate: float = share(
         0.7, "word-shingle Jaccard at or above which a question repeats one")
     round_trip: bool = Field(default=True, strict=True, description=(
         "model composer: the model reads its question back; a reading that differs from the "
@@ -79,7 +75,7 @@ class QuestionConfig:
     closed_book: bool = Field(default=False, strict=True, description=(
         "model teacher: probe without tools, reject what it answers"))
     probe_samples: int = Field(default=2, ge=1, le=100, description="closed-book attempts per question")
-    max_probe_pass: float = _share(
+    max_probe_pass: float = share(
         0.0, "model teacher: keep questions the closed-book probe answers at most this share "
         "of times (giving it turns the probe on)")
     attempts_per_question: int = Field(default=10, ge=1, le=1000, description=(

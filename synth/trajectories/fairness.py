@@ -101,9 +101,9 @@ def choices(traj: Trajectory, spec: Spec, names: NameIndex) -> list[Choice]:
             continue  # the run never got there
         order = list(dict.fromkeys(h.doc for h in names.find(read[st.via], exclude=st.via)
                                    if h.doc and not h.common))
-        before = order[: order.index(st.doc)] if st.doc in order else order
         if st.doc and st.doc not in order:
             continue  # taken from elsewhere (a result list), not from this page
+        before = order[: order.index(st.doc)] if st.doc else order
         out.append(Choice(page_doc=st.via, doc=st.doc,
                           skipped=tuple(c for c in before if c not in touched)))
     return out
