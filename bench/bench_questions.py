@@ -72,8 +72,9 @@ def shortcut(q: Question, graph: CorpusGraph, ref: Reference) -> bool:
     assert spec is not None
     answering: set[str] = set()
     together: set[str] = set()
-    if spec.family == "comparison":
-        together = {s.doc for s in spec.steps if s.relation == "compare"}
+    compared = {s.doc for s in spec.steps if s.relation == "compare"}
+    if compared:  # a comparison of two or more sides
+        together = compared
     elif spec.family == "aggregation" and spec.operation in ("count", "list"):
         together = set(spec.matching)
     elif q.answer_doc:

@@ -11,9 +11,6 @@ from typing import Any, Literal
 
 from hopforge.synth.reward import NOT_FOUND  # noqa: F401 - the constant lives with the reward
 
-QuestionKind = Literal["chain", "comparison", "intersection", "aggregation", "unanswerable"]
-QUESTION_KINDS: tuple[str, ...] = ("chain", "comparison", "intersection", "aggregation",
-                                   "unanswerable")
 ANSWER_TYPES: tuple[str, ...] = ("title", "year", "count", "list", "not_found")
 Termination = Literal["answer", "max_turns", "repetition", "no_progress", "context_limit", "error"]
 TERMINATIONS: tuple[str, ...] = (
@@ -208,7 +205,7 @@ class Question:
     question: str
     answer: str
     answer_aliases: tuple[str, ...] = ()
-    kind: QuestionKind = "chain"
+    kind: str = "chain"  # the family that made it (synth.questions.families.KINDS)
     hops: tuple[Hop, ...] = ()
     evidence: tuple[str, ...] = ()  # gold doc_ids, in reading order
     answer_doc: str = ""  # the doc_id that states the answer

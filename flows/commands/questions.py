@@ -22,7 +22,7 @@ from hopforge.flows.config.flags import add_setting, given
 from hopforge.flows.config.teacher import add_teacher_arguments, open_settings, resolve_teacher
 from hopforge.flows.stages.questions import run_questions_build
 from hopforge.synth.questions.config import QuestionConfig, Rung
-from hopforge.synth.records import QUESTION_KINDS as KINDS
+from hopforge.synth.questions.families import DEFAULT_KINDS, KINDS
 
 EPILOG = """Every setting defaults to the build's [questions] table when BUILD has a build.toml,
 else to the value in brackets; a flag overrides it and says so.
@@ -107,8 +107,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--hops", type=hop_range, metavar="MIN-MAX",
                    help="depth of chain questions, e.g. 2-4 or 3; at most 12 [2-4]")
     p.add_argument("--kinds", type=kind_list, default=None, metavar="LIST",
-                   help="comma-separated kinds [chain,comparison,intersection,"
-                   "aggregation,unanswerable]")
+                   help=f"comma-separated kinds, of {','.join(KINDS)} "
+                   f"[{','.join(DEFAULT_KINDS)}]")
     p.add_argument("--min-calls", type=calls_range, metavar="A-B",
                    help="keep only tasks whose fewest tool calls lie in A-B, e.g. 50-120 "
                    "(aggregation ladders); 'A-' has no upper bound")

@@ -22,9 +22,9 @@ from datasketch import MinHash, MinHashLSH
 from hopforge.corpus.records import Hit
 from hopforge.synth.answers import list_items, normalize_answer
 from hopforge.synth.diversity import jaccard, shingles
-from hopforge.synth.questions.families.sets import item_set
+from hopforge.synth.questions.families import family_of
 from hopforge.synth.questions.graph import CorpusGraph, names, years
-from hopforge.synth.records import NOT_FOUND, Question, Spec, Step
+from hopforge.synth.records import NOT_FOUND, Question, Spec
 
 _LETTER = re.compile(r"(?<![\w.'’-])[A-Z](?![\w'’-])")
 _QUOTED = re.compile(r"“([^”]+)”|\"([^\"]+)\"")
@@ -72,13 +72,9 @@ def shortcut(q: Question, graph: CorpusGraph, results: Sequence[tuple[str, list[
     """(the query that finds the answer in one search, the rank), or ("", None)."""
     spec = q.spec
     assert spec is not None
-    forbidden = naming_docs(q, graph)
-    together: set[str] = set()
-    if spec.family == "comparison":
-        together = {s.doc for s in spec.steps if s.relation == "compare"}
-        forbidden = set()
-    elif spec.family == "aggregation" and spec.operation in ("count", "list"):
-        together = set(spec.matching)
+    family = family_of(spec)
+    forbidden = naming_docs(q, graph) if family.shortcut_by_name else set()
+    together = family.together(spec)
     for query, hits in results:
         ids = [h.doc_id for h in hits]
         for rank, doc_id in enumerate(ids, start=1):
@@ -90,14 +86,10 @@ def shortcut(q: Question, graph: CorpusGraph, results: Sequence[tuple[str, list[
 
 
 def _hidden(q: Question) -> list[str]:
-    """The documents the text may not name: all but the named starts; of an aggregation's set
-    only those its answer names (naming another item gives nothing away)."""
-    spec = q.spec
-    if spec is not None and spec.family == "aggregation":
-        return list(spec.matching) if spec.operation == "list" else [q.answer_doc] * bool(
-            q.answer_doc)
-    named = {s.doc for s in spec.steps if s.relation == "start"} if spec else set()
-    return [d for d in q.evidence if d not in named] + ([q.answer_doc] if q.answer_doc else [])
+    """The documents the text may not name (the spec's family says which)."""
+    if q.spec is None:
+        return list(q.evidence) + [q.answer_doc] * bool(q.answer_doc)
+    return family_of(q.spec).hidden(q)
 
 
 def leak(q: Question, graph: CorpusGraph) -> str:
@@ -142,45 +134,8 @@ def answer_type_problem(q: Question, graph: CorpusGraph) -> str:
 
 
 def unique(spec: Spec, graph: CorpusGraph) -> bool:
-    """Whether the corpus gives exactly the spec's answer (re-derived from the documents)."""
-    book = graph.facts
-    if spec.family in ("chain", "comparison"):
-        if not all(_picked(graph, s) for s in spec.steps if s.relation in ("link", "compare")):
-            return False
-        if spec.family == "comparison":
-            key = spec.condition.key if spec.condition else ""
-            sides = [s for s in spec.steps if s.relation == "compare"]
-            stated = [book.dates.get(s.doc, {}).get(key, []) for s in sides]
-            if not all(len(set(y)) == 1 and str(y[0]) == s.value
-                       for y, s in zip(stated, sides, strict=True)):
-                return False
-            values = [s.value for s in sides]
-            return len(set(values)) == len(values)
-        if spec.answer_type == "year" and spec.condition:
-            years = book.dates.get(spec.target, {}).get(spec.condition.key, [])
-            return len(set(years)) == 1 and str(years[0]) == spec.condition.value
-        return True
-    if spec.family == "intersection":
-        rings = [book.mentioned(s.via) for s in spec.steps if s.relation == "constraint"]
-        links = all(_picked(graph, s) for s in spec.steps if s.relation == "link")
-        return links and set.intersection(*rings) == {spec.target}
-    _, items = item_set(graph, spec.start, spec.scope)
-    if spec.condition is not None:
-        matching = [i for i in items if book.holds(spec.condition, i)]
-    else:
-        matching = [i for i in items if graph.contains(i, spec.pattern)]
-    return items == list(spec.items) and matching == list(spec.matching)
-
-
-def _picked(graph: CorpusGraph, step: Step) -> bool:
-    """Whether the step's clue picks exactly `step.doc` among every document `step.via`
-    names (none, for an unanswerable step)."""
-    rivals = graph.rivals[step.via]
-    if step.fact is not None:
-        having = [d for d in rivals if graph.facts.holds(step.fact, d)]
-    else:
-        having = [d for d in rivals if graph.contains(d, step.phrase)]
-    return having == ([step.doc] if step.doc else [])
+    """Whether the corpus gives exactly the spec's answer (re-derived by its family)."""
+    return family_of(spec).unique(spec, graph)
 
 
 def placeholder(text: str, graph: CorpusGraph) -> str:

@@ -6,8 +6,7 @@ import dataclasses
 from typing import Literal
 
 from hopforge.corpus.settings import OPERATIONAL, SETTINGS, share
-from hopforge.synth.questions.families import MAX_DEPTH
-from hopforge.synth.records import QUESTION_KINDS
+from hopforge.synth.questions.families import DEFAULT_KINDS, KINDS, MAX_DEPTH
 from pydantic import Field
 from pydantic.dataclasses import dataclass
 
@@ -33,7 +32,7 @@ class QuestionConfig:
     n: int = Field(default=100, ge=1, le=10_000_000, description="accepted questions wanted")
     seed: int = Field(default=0, description="random seed")
     part_size: int = Field(default=50, ge=1, le=1_000_000, description="accepted questions per output part")
-    kinds: tuple[str, ...] = Field(default=QUESTION_KINDS, description="question kinds to make")
+    kinds: tuple[str, ...] = Field(default=DEFAULT_KINDS, description="question kinds to make")
     unanswerable_share: float = share(
         0.05, "share of accepted questions that are unanswerable, when that is a kind")
     min_hops: int = Field(default=2, ge=1, le=MAX_DEPTH, description="the fewest hops of a chain")
@@ -86,10 +85,10 @@ class QuestionConfig:
     max_tokens: int = Field(default=400, ge=16, le=100_000, description="the model composer's reply limit")
 
     def __post_init__(self) -> None:
-        bad = [k for k in self.kinds if k not in QUESTION_KINDS]
+        bad = [k for k in self.kinds if k not in KINDS]
         if not self.kinds or bad:
             raise ValueError(f"QuestionConfig.kinds={self.kinds!r}: use one or more of "
-                             f"{', '.join(QUESTION_KINDS)}")
+                             f"{', '.join(KINDS)}")
         for low, high in (("min_hops", "max_hops"), ("min_clues", "max_clues"),
                           ("min_words", "max_words")):
             if getattr(self, high) < getattr(self, low):

@@ -18,8 +18,9 @@ from typing import Any
 
 from hopforge.synth import prompts
 from hopforge.synth.answers import answers_match, list_items, says_not_found
+from hopforge.synth.questions.families import family_of
 from hopforge.synth.questions.graph import CorpusGraph
-from hopforge.synth.records import NOT_FOUND, Clue, Question, Spec
+from hopforge.synth.records import NOT_FOUND, Question, Spec
 from hopforge.synth.teacher.chat import ChatModel, Message, ModelResponseError
 from hopforge.synth.teacher.wire import json_schema_format
 
@@ -51,11 +52,6 @@ READING_SCHEMA: dict[str, Any] = {
 }
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 EVIDENCE_CHARS = 1500  # of each evidence document in the oracle-context prompt
-_OPERATIONS = {"count": "how many of the set meet the condition",
-               "list": "the titles of those that meet it",
-               "max": "which of the set did it latest",
-               "min": "which of the set did it earliest"}
-
 
 class QuestionParseError(ModelResponseError):
     """The model's reply is not a JSON object with a non-empty question."""
@@ -134,10 +130,9 @@ def misread(spec: Spec, reading: Reading, graph: CorpusGraph) -> str:
     Every step of a spec reaches a document that the one before mentions (an aggregation's
     set too), so each phrase must be read `mentioned_by_source`; an intersection's answer is
     mentioned by the documents its clues reach."""
+    family = family_of(spec)
     starts = {_norm(graph.title(s.doc)) for s in spec.steps if s.relation == "start"}
-    clues = [s.fact for s in spec.steps if s.fact and s.relation in ("link", "compare")]
-    if spec.family == "aggregation":  # its condition is the one clue, on the set's documents
-        clues = [spec.condition or Clue(kind="phrase", value=spec.pattern)]
+    clues = family.read_back(spec)
     literal = {_norm(c.value if c.kind == "phrase" else graph.title(c.target))
                for c in clues if c.kind in ("phrase", "entity")}
     named = {_norm(n) for n in reading.named}
@@ -149,11 +144,9 @@ def misread(spec: Spec, reading: Reading, graph: CorpusGraph) -> str:
     wrong += [f"clue “{p}” missing" for p in sorted(literal)
               if not any(p in r for r, _ in read)]
     wrong += [f"reversed “{r}”" for r, d in read if d != "mentioned_by_source"]
-    if spec.family == "intersection" and reading.answer_relation != "mentioned_by_clues":
+    if family.answer_relation and reading.answer_relation != family.answer_relation:
         wrong.append(f"answer_relation {reading.answer_relation}")
-    asks = {"max": "later", "min": "earlier"}.get(spec.operation, spec.operation)
-    if spec.family not in ("comparison", "aggregation"):
-        asks = "year" if spec.answer_type == "year" else "title"
+    asks = family.asks(spec)
     if reading.asks != asks:
         wrong.append(f"asks {reading.asks} not {asks}")
     return "; ".join(wrong)
@@ -170,20 +163,8 @@ def describe(spec: Spec, graph: CorpusGraph) -> str:
             lines.append(f"{i}. go to the {noun} it mentions {s.fact.shown}")
         elif s.relation in ("link", "compare"):
             lines.append(f"{i}. go to the {noun} it mentions that contains \"{s.phrase}\"")
-    if spec.family == "intersection":
-        lines.append(f"ask for the one {noun} that each {noun} reached by a \"go to\" step "
-                     "mentions")
-    if spec.family == "aggregation":
-        start, nouns = graph.title(spec.start), graph.nouns
-        scope = (f"the {nouns} mentioned by the {nouns} that \"{start}\" mentions (not those "
-                 f"nor \"{start}\")" if spec.scope == "links2"
-                 else f"the {nouns} that \"{start}\" mentions")
-        cond = spec.condition.shown if spec.condition else f"contains \"{spec.pattern}\""
-        lines.append(f"set: {scope}; condition: {cond}; ask for: "
-                     f"{_OPERATIONS.get(spec.operation, spec.operation)}")
+    lines += family_of(spec).ask_lines(spec, graph)
     what = spec.condition.shown if spec.condition else ""
-    if spec.family == "comparison":
-        lines.append(f"ask which of the two {what} {spec.operation}")
     if spec.answer_type == "year":
         lines.append(f"ask in what year the last {noun}'s subject {what}")
     return "\n".join(lines)

@@ -16,11 +16,13 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import replace
 
+from hopforge.corpus.index import IndexConfig
 from hopforge.corpus.records import Document, Hit
+from hopforge.corpus.search import Searcher
 from hopforge.synth.concurrency import bounded_map
 from hopforge.synth.questions import checks, scripted
 from hopforge.synth.questions.config import QuestionConfig
-from hopforge.synth.questions.families import Draft, Families
+from hopforge.synth.questions.families import Draft, Families, draw
 from hopforge.synth.questions.graph import CorpusGraph
 from hopforge.synth.questions.model import (
     ModelComposer,
@@ -112,7 +114,7 @@ async def generate_questions(
             kind = _next_kind(config, have, misses, drawn, n, full)
             if kind is None:
                 break
-            draft = families.draw(kind)
+            draft = draw(families, kind)
             if (draft is None or draft.qid in seen
                     or per_start[draft.spec.start] >= config.max_per_start
                     or gold & _gold(draft.kind, draft.spec, draft.answer_doc)):
@@ -211,8 +213,6 @@ def plain_searcher(graph: CorpusGraph) -> checks.SearchBackend:
     """A second view for the no-single-search check: BM25 over whole documents, plain tokens
     (no stopwords, no stems), so a shortcut that one tokenization hides the other shows."""
     if "plain_searcher" not in graph.memo:
-        from hopforge.corpus.index import IndexConfig
-        from hopforge.corpus.search import Searcher
 
         config = IndexConfig(passage_words=8192, passage_overlap=0, stopwords=False,
                              stem=False, dense=False)

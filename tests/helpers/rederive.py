@@ -341,7 +341,7 @@ def rederive(q: Mapping[str, Any], reader: Reader) -> tuple[str, str]:
                     years.add(y)
             return (str(years.pop()), "") if len(years) == 1 else ("", f"years {sorted(years)}")
         return title[last], ""
-    if family == "comparison":
+    if any(s["relation"] == "compare" for s in steps):  # two or more sides compared
         cond = spec["condition"]
         sides = [s["doc"] for s in steps if s["relation"] == "compare"]
         year = {}

@@ -18,14 +18,21 @@ from hopforge.synth.records import Spec
 
 FAMILIES: tuple[Family, ...] = (CHAIN, COMPARISON, INTERSECTION, AGGREGATION, UNANSWERABLE)
 _BY_NAME = {f.name: f for f in FAMILIES}
+KINDS: tuple[str, ...] = tuple(_BY_NAME)  # the question kinds there are
+DEFAULT_KINDS: tuple[str, ...] = tuple(f.name for f in FAMILIES if f.default)  # made unless asked
 
-__all__ = ["FAMILIES", "MAX_DEPTH", "Draft", "Families", "Family", "family", "family_of",
-           "item_set", "spec_id"]
+__all__ = ["DEFAULT_KINDS", "FAMILIES", "KINDS", "MAX_DEPTH", "Draft", "Families", "Family",
+           "draw", "family", "family_of", "item_set", "spec_id"]
 
 
 def family(name: str) -> Family:
     """The family that makes questions of kind `name`."""
     return _BY_NAME[name]
+
+
+def draw(s: Families, kind: str) -> Draft | None:
+    """One draft of `kind` over sampler `s`, or None when this draw failed."""
+    return family(kind).sample(s, s.rng.getrandbits(32))
 
 
 def family_of(spec: Spec) -> Family:

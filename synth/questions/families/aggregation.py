@@ -19,7 +19,7 @@ from hopforge.synth.questions.families.comparison import COMPARABLE
 from hopforge.synth.questions.families.sets import item_set, word_condition
 from hopforge.synth.questions.graph import CorpusGraph, names
 from hopforge.synth.questions.wording import q
-from hopforge.synth.records import NOT_FOUND, Clue, Spec, Step
+from hopforge.synth.records import NOT_FOUND, Clue, Question, Spec, Step
 
 
 class Aggregation(Family):
@@ -123,6 +123,42 @@ class Aggregation(Family):
             return None
         return word, matching
 
+    def unique(self, spec: Spec, graph: CorpusGraph) -> bool:
+        """The start names exactly the spec's items, and exactly its matching ones meet the
+        condition."""
+        _, items = item_set(graph, spec.start, spec.scope)
+        if spec.condition is not None:
+            matching = [i for i in items if graph.facts.holds(spec.condition, i)]
+        else:
+            matching = [i for i in items if graph.contains(i, spec.pattern)]
+        return items == list(spec.items) and matching == list(spec.matching)
+
+    def together(self, spec: Spec) -> set[str]:
+        return set(spec.matching) if spec.operation in ("count", "list") else set()
+
+    def hidden(self, q: Question) -> list[str]:
+        """Of the set, only the items its answer names (naming another gives nothing away)."""
+        assert q.spec is not None
+        if q.spec.operation == "list":
+            return list(q.spec.matching)
+        return [q.answer_doc] * bool(q.answer_doc)
+
+    def read_back(self, spec: Spec) -> list[Clue]:
+        """Its condition is the one clue, on the set's documents."""
+        return [spec.condition or Clue(kind="phrase", value=spec.pattern)]
+
+    def asks(self, spec: Spec) -> str:
+        return {"max": "later", "min": "earlier"}.get(spec.operation, spec.operation)
+
+    def ask_lines(self, spec: Spec, graph: CorpusGraph) -> list[str]:
+        start, nouns = graph.title(spec.start), graph.nouns
+        scope = (f"the {nouns} mentioned by the {nouns} that \"{start}\" mentions (not those "
+                 f"nor \"{start}\")" if spec.scope == "links2"
+                 else f"the {nouns} that \"{start}\" mentions")
+        cond = spec.condition.shown if spec.condition else f"contains \"{spec.pattern}\""
+        return [(f"set: {scope}; condition: {cond}; ask for: "
+                f"{OPERATIONS.get(spec.operation, spec.operation)}")]
+
     def start(self, s: Families) -> str | None:
         if "aggregation_starts" not in s.memo:
             starts = [d for d in s.g.order if d in s.usable and not s.g.ambiguous(d)
@@ -160,6 +196,10 @@ class Aggregation(Family):
         return f"Of {scope}, whose subject {cond} {which}?"
 
 
+OPERATIONS = {"count": "how many of the set meet the condition",  # the model composer's words
+              "list": "the titles of those that meet it",
+              "max": "which of the set did it latest",
+              "min": "which of the set did it earliest"}
 BLUR = 5  # a count or list condition is met by at least this many documents besides the items
 
 

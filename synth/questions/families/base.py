@@ -23,7 +23,7 @@ from hopforge.synth.questions.clues import FactBook, phrase_clue
 from hopforge.synth.questions.families.calls import longest_gap
 from hopforge.synth.questions.graph import CorpusGraph, Mention, names
 from hopforge.synth.questions.phrases import picking_phrases
-from hopforge.synth.records import Clue, Hop, Spec, Step
+from hopforge.synth.records import Clue, Hop, Question, Spec, Step
 
 MAX_DEPTH = 12
 
@@ -76,12 +76,49 @@ class Family:
     needs = ""
     plan = "chain"  # the scripted teacher's plan for its specs (a `Plans` method in
     # synth/trajectories/families.py): chain, comparison, intersection or aggregation
+    default = True  # made by a build that does not list its `kinds`
+    shortcut_by_name = True  # a search hit on a document that names the answer gives it away
+    answer_relation = ""  # what the model composer's read-back must say the answer is ("": any)
 
     def sample(self, s: Families, seed: int) -> Draft | None:
         raise NotImplementedError
 
     def render(self, spec: Spec, graph: CorpusGraph, rng: random.Random) -> str:
         raise NotImplementedError
+
+    # --- what the checks and the model composer ask of a spec (a walk's, unless overridden) --
+
+    def unique(self, spec: Spec, graph: CorpusGraph) -> bool:
+        """Whether the corpus gives exactly the spec's answer, re-derived from the documents:
+        every step's clue picks its document, and a year asked for is stated once."""
+        if not all(picked(graph, s) for s in spec.steps if s.relation in ("link", "compare")):
+            return False
+        if spec.answer_type == "year" and spec.condition:
+            stated = graph.facts.dates.get(spec.target, {}).get(spec.condition.key, [])
+            return len(set(stated)) == 1 and str(stated[0]) == spec.condition.value
+        return True
+
+    def together(self, spec: Spec) -> set[str]:
+        """Documents one search must not list all together (each alone gives nothing away)."""
+        return set()
+
+    def hidden(self, q: Question) -> list[str]:
+        """The documents the question's text may not name: all but the named starts."""
+        assert q.spec is not None
+        named = {s.doc for s in q.spec.steps if s.relation == "start"}
+        return [d for d in q.evidence if d not in named] + [q.answer_doc] * bool(q.answer_doc)
+
+    def read_back(self, spec: Spec) -> list[Clue]:
+        """The clues a reader of the question should name, in order."""
+        return [s.fact for s in spec.steps if s.fact and s.relation in ("link", "compare")]
+
+    def asks(self, spec: Spec) -> str:
+        """What the question asks for, in the model composer's read-back words."""
+        return "year" if spec.answer_type == "year" else "title"
+
+    def ask_lines(self, spec: Spec, graph: CorpusGraph) -> list[str]:
+        """The model composer's lines for what to ask, after the spec's steps."""
+        return []
 
 
 class Families:
@@ -116,12 +153,6 @@ class Families:
                                and not graph.ambiguous(d)], rng)
         self._targets = cycle(usable, rng)
         self.memo: dict[str, Any] = {}  # what a family builds once per sampler
-
-    def draw(self, kind: str) -> Draft | None:
-        """One draft of `kind` (a family, or "unanswerable"), or None when this draw failed."""
-        from hopforge.synth.questions.families import family
-
-        return family(kind).sample(self, self.rng.getrandbits(32))
 
     def fits(self, calls: int, *, slack: bool = False) -> bool:
         """Whether `calls` lies in the configured min_calls range (0: unbounded); with `slack`,
@@ -250,6 +281,16 @@ class Families:
                      min_calls=calls, seed=seed, quiet_calls=quiet,
                      alternatives=tuple(alternatives))
 
+
+def picked(graph: CorpusGraph, step: Step) -> bool:
+    """Whether the step's clue picks exactly `step.doc` among every document `step.via`
+    names (none, for an unanswerable step)."""
+    rivals = graph.rivals[step.via]
+    if step.fact is not None:
+        having = [d for d in rivals if graph.facts.holds(step.fact, d)]
+    else:
+        having = [d for d in rivals if graph.contains(d, step.phrase)]
+    return having == ([step.doc] if step.doc else [])
 
 
 def general(c: Clue) -> Clue:

@@ -18,11 +18,14 @@ COMPARABLE = frozenset(["born", "died", "founded", "established", "released", "p
                         "premiered", "formed", "opened", "built", "completed", "launched",
                         "crowned", "elected", "buried", "debuted", "introduced", "created",
                         "coined", "originated"])
+_NUMBERS = {2: "two", 3: "three", 4: "four"}
 
 
 class Comparison(Family):
     name = "comparison"
     plan = "comparison"
+    sides = 2  # documents compared
+    shortcut_by_name = False  # a page naming one side does not say which came first
     needs = ("two documents that each state the year of the same kind of event (born, founded, "
              "released ...)")
 
@@ -41,43 +44,67 @@ class Comparison(Family):
         return found
 
     def sample(self, s: Families, seed: int) -> Draft | None:
-        pool = self.dated_pool(s)
+        pool = {k: v for k, v in self.dated_pool(s).items() if len(v) >= self.sides}
         if not pool:
             return None
         keys = list(pool)
         key = s.rng.choices(keys, [math.sqrt(len(pool[k])) for k in keys])[0]
-        x, y = s.rng.sample(pool[key], 2)
-        yx, yy = s.book.dates[x][key][0], s.book.dates[y][key][0]
-        if yx == yy:
+        picks = s.rng.sample(pool[key], self.sides)
+        years = [s.book.dates[d][key][0] for d in picks]
+        if len(set(years)) < len(years):
             return None
         sides: list[Step] = []
-        used: set[str] = {x, y}
+        used: set[str] = set(picks)
         alternatives: list[tuple[Clue, ...]] = []
-        for target, year in ((x, yx), (y, yy)):
+        for target, year in zip(picks, years, strict=True):
             starts = [a for a in s.inbound[target] if a not in used
                       and not s.g.ambiguous(a)]
             if not starts:
                 return None
             a = s.rng.choice(starts)
             used.add(a)
-            made = s.clue(target, s.g.rivals[a], [x, y, *used], avoid_key=key, taken=sides)
+            made = s.clue(target, s.g.rivals[a], [*picks, *used], avoid_key=key, taken=sides)
             if made is None:
                 return None
             sides += [Step(doc=a, relation="start"),
                       s.step(target, "compare", a, made[0], value=str(year))]
             alternatives += [(), made[1]]
-        shown = s.book.verb(x, key)
+        shown = s.book.verb(picks[0], key)
         later = s.rng.random() < 0.4
-        win = max((x, yx), (y, yy), key=lambda t: t[1] * (1 if later else -1))[0]
+        win = max(zip(picks, years), key=lambda t: t[1] * (1 if later else -1))[0]
         condition = Clue(kind="date", key=key, shown=shown)
-        spec = Spec(family="comparison", start=sides[0].doc, steps=tuple(sides), target=win,
+        spec = Spec(family=self.name, start=sides[0].doc, steps=tuple(sides), target=win,
                     operation="later" if later else "earlier", condition=condition)
         calls = comparison_calls(s.g, spec)
         if not s.fits(calls):
             return None
         s.take(sides)
-        return s.draft("comparison", spec, s.g.title(win), alias_forms(s.g, win, ""),
-                           win, calls, seed, alternatives)
+        return s.draft(self.name, spec, s.g.title(win), alias_forms(s.g, win, ""),
+                       win, calls, seed, alternatives)
+
+    def unique(self, spec: Spec, graph: CorpusGraph) -> bool:
+        """Every clue picks its side, each side states one year for the event, and no two
+        sides state the same one."""
+        if not super().unique(spec, graph):
+            return False
+        key = spec.condition.key if spec.condition else ""
+        sides = [s for s in spec.steps if s.relation == "compare"]
+        stated = [graph.facts.dates.get(s.doc, {}).get(key, []) for s in sides]
+        if not all(len(set(y)) == 1 and str(y[0]) == s.value
+                   for y, s in zip(stated, sides, strict=True)):
+            return False
+        return len({s.value for s in sides}) == len(sides)
+
+    def together(self, spec: Spec) -> set[str]:
+        return {s.doc for s in spec.steps if s.relation == "compare"}
+
+    def asks(self, spec: Spec) -> str:
+        return spec.operation
+
+    def ask_lines(self, spec: Spec, graph: CorpusGraph) -> list[str]:
+        what = spec.condition.shown if spec.condition else ""
+        sides = sum(s.relation == "compare" for s in spec.steps)
+        return [f"ask which of the {_NUMBERS.get(sides, sides)} {what} {spec.operation}"]
 
     def render(self, spec: Spec, graph: CorpusGraph, rng: random.Random) -> str:
         a, x, b, y = spec.steps

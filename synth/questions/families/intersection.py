@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import random
 
-from hopforge.synth.questions.families.base import Draft, Families, Family, alias_forms
+from hopforge.synth.questions.families.base import (
+    Draft,
+    Families,
+    Family,
+    alias_forms,
+    picked,
+)
 from hopforge.synth.questions.families.calls import names_before, pages_to_mention
 from hopforge.synth.questions.graph import CorpusGraph
 from hopforge.synth.questions.wording import and_, clue_text, q
@@ -16,6 +22,17 @@ class Intersection(Family):
     name = "intersection"
     plan = "intersection"
     needs = "a document named by two others that name nothing else in common"
+    answer_relation = "mentioned_by_clues"
+
+    def unique(self, spec: Spec, graph: CorpusGraph) -> bool:
+        """Every clue picks its hidden document, and those name exactly one in common."""
+        rings = [graph.facts.mentioned(s.via) for s in spec.steps if s.relation == "constraint"]
+        links = all(picked(graph, s) for s in spec.steps if s.relation == "link")
+        return links and set.intersection(*rings) == {spec.target}
+
+    def ask_lines(self, spec: Spec, graph: CorpusGraph) -> list[str]:
+        return [(f"ask for the one {graph.noun} that each {graph.noun} reached by a \"go to\" "
+                "step mentions")]
 
     def sample(self, s: Families, seed: int) -> Draft | None:
         """The one document that every one of 2-4 hidden documents names; each hidden
