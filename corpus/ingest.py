@@ -13,10 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hopforge.corpus import qa_json
 from hopforge.corpus.builtin import BUILTIN_PREFIX
-from hopforge.corpus.dictd import dictd_files
+from hopforge.corpus.dictd import dictd_files, read_dictd
 from hopforge.corpus.folder import SUFFIXES as TEXT_SUFFIXES
-from hopforge.corpus.jsonl_docs import TEXT_FIELDS
+from hopforge.corpus.folder import read_folder
+from hopforge.corpus.jsonl_docs import TEXT_FIELDS, read_docs
+from hopforge.corpus.mediawiki import read_mediawiki
 from hopforge.corpus.mentions import MentionConfig, add_mention_links
 from hopforge.corpus.problems import IngestError, Problems, UnknownFormatError
 from hopforge.corpus.rawdocs import DEFAULT_MAX_DOC_CHARS, ParagraphKeys, RawDoc, assemble
@@ -62,16 +65,10 @@ class IngestResult:
 
 def _reader(fmt: str) -> Reader:
     if fmt in ("jsonl", "parquet"):
-        from hopforge.corpus.jsonl_docs import read_docs
-
         return lambda p, s, pr, k: read_docs(p, source=s, problems=pr, keys=k)
     if fmt == "dictd":
-        from hopforge.corpus.dictd import read_dictd
-
         return lambda p, s, pr, k: read_dictd(p, source=s, problems=pr)
     if fmt in ("hotpotqa", "musique", "title-sentences"):
-        from hopforge.corpus import qa_json
-
         qa = {
             "hotpotqa": qa_json.read_hotpotqa,
             "musique": qa_json.read_musique,
@@ -79,12 +76,8 @@ def _reader(fmt: str) -> Reader:
         }[fmt]
         return lambda p, s, pr, k: qa(p, source=s, problems=pr, keys=k)
     if fmt == "folder":
-        from hopforge.corpus.folder import read_folder
-
         return lambda p, s, pr, k: read_folder(p, source=s, problems=pr)
     if fmt == "mediawiki":
-        from hopforge.corpus.mediawiki import read_mediawiki
-
         return lambda p, s, pr, k: read_mediawiki(p, source=s, problems=pr)
     raise UnknownFormatError(f"Unknown format {fmt!r}. Use one of: {', '.join(FORMATS)}.")
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from hopforge.corpus.bm25 import BM25Index
 from hopforge.corpus.errors import HopforgeError
-from hopforge.corpus.index import MODES, IndexConfig
+from hopforge.corpus.index import MODES, IndexConfig, load_searcher_parts
 from hopforge.corpus.layout import BuildDir
 from hopforge.corpus.passages import index_text, split_documents
 from hopforge.corpus.records import Document, Hit, Passage
@@ -109,8 +109,6 @@ class Searcher:
 
         `documents`: the corpus when the caller has read it already (it is not read again).
         """
-        from hopforge.corpus.index import load_searcher_parts
-
         return cls(**load_searcher_parts(build, embedder=embedder, documents=documents))
 
     # -- retrieval ---------------------------------------------------------------------------

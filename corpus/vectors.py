@@ -10,13 +10,11 @@ import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from hopforge.corpus.errors import HopforgeError
-
-if TYPE_CHECKING:
-    from hopforge.corpus.index import IndexConfig
+from hopforge.corpus.index import IndexConfig
 
 log = logging.getLogger(__name__)
 
@@ -133,7 +131,6 @@ class VectorIndex:
               *, kind: str | None = None) -> VectorIndex:
         """Index `vectors` (n, d); the kind follows the config unless given."""
         import faiss
-        from hopforge.corpus.index import IndexConfig
 
         config = config or IndexConfig()
         if vectors.ndim != 2 or vectors.shape[0] == 0:

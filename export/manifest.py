@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from hopforge.corpus.layout import BuildDir
+from hopforge.corpus.store import corpus_fingerprint as store_fingerprint
 from hopforge.export.records import (
     SCHEMA_VERSION,
     Contamination,
@@ -65,10 +66,6 @@ def corpus_fingerprint(build: BuildDir) -> str | None:
         for key in ("corpus_fingerprint", "fingerprint"):
             if isinstance(manifest.get(key), str):
                 return str(manifest[key])
-    try:
-        from hopforge.corpus.store import corpus_fingerprint as store_fingerprint
-    except ImportError:
-        return None
     if not build.corpus.is_dir():
         return None
     return store_fingerprint(build)

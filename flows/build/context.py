@@ -17,15 +17,16 @@ from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.layout import BuildDir
 from hopforge.corpus.remote import RemoteSearcher
 from hopforge.flows.config.build_file import (
-    API_KEY_ENV,
     ENV_KIND,
     ENV_MODEL,
     ENV_URL,
     BuildConfig,
     parse_config_text,
 )
-from hopforge.flows.config.teacher import ENV_RECORD, TeacherSettings, open_settings
+from hopforge.flows.config.teacher import TeacherSettings, open_settings
 from hopforge.synth.teacher.chat import ChatModel
+from hopforge.synth.teacher.recording import ENV_RECORD
+from hopforge.synth.teacher.wire import API_KEY_ENV
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -42,6 +42,7 @@ from hopforge.flows.build.markers import (
 )
 from hopforge.flows.build.registry import STAGES, find_stage, parted_stage
 from hopforge.flows.config.build_file import BuildConfig, load_config, read_frozen_hash, today_utc
+from hopforge.flows.config.demo import DEMO_CONFIG_NAME, demo_config
 
 log = logging.getLogger(__name__)
 if TYPE_CHECKING:
@@ -254,7 +255,6 @@ def run_stage_part(build_root: str | Path, stage: str, index: int) -> dict[str, 
 
 def resolve_config(config: str, out: str | Path | None = None) -> BuildConfig:
     """A build file path, or "builtin:demo" for the built-in demo."""
-    from hopforge.flows.config.demo import DEMO_CONFIG_NAME, demo_config
 
     if config == DEMO_CONFIG_NAME:
         return demo_config(out)

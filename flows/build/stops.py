@@ -23,6 +23,7 @@ from pathlib import Path
 
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.layout import BuildDir
+from hopforge.flows.build.dashboard import api_url, prefect_command, server_env, wait_healthy
 from hopforge.flows.build.markers import read_marker
 from hopforge.flows.build.registry import STAGES, find_stage
 
@@ -64,7 +65,6 @@ SERVER_STARTUP_S = 240.0  # a first start creates the database; slow on a loaded
 def temporary_server(home: Path) -> Iterator[str]:
     """A Prefect server for one build, its database under `home` (BUILD/.prefect): its API
     URL is in PREFECT_API_URL while inside, and its dashboard shows that build's runs only."""
-    from hopforge.flows.build.dashboard import api_url, prefect_command, server_env, wait_healthy
 
     home.mkdir(parents=True, exist_ok=True)
     port = _free_port()

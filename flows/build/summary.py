@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hopforge.corpus.layout import BuildDir
+from hopforge.corpus.stats import problem_lines, site_lines
 from hopforge.flows.build.markers import stage_outputs
 
 
@@ -54,7 +55,6 @@ def summary_text(build: BuildDir, rows: Sequence[Mapping[str, Any]]) -> str:
 
 def ingest_lines(build: BuildDir, first: int = 5) -> list[str]:
     """Input problems of the ingest stage (counts, first locations) and pages a site set aside."""
-    from hopforge.corpus.stats import problem_lines, site_lines
 
     try:
         stats = json.loads((build.reports / "ingest.json").read_text(encoding="utf-8"))

@@ -16,13 +16,14 @@ import importlib.util
 import os
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import pydantic
 from hopforge.corpus.builtin import BUILTIN_PREFIX, BUILTIN_SOURCE, BUILTINS, builtin_name
+from hopforge.corpus.ingest import FORMAT_ALIASES, FORMATS
 from hopforge.corpus.settings import OPERATIONAL, SETTINGS
 from hopforge.flows.build.registry import STAGES, configured, find_stage
 from hopforge.flows.config.sections import (
@@ -33,6 +34,7 @@ from hopforge.flows.config.sections import (
     table_to_dataclass,
 )
 from hopforge.flows.config.settings_hash import as_table, digest, shaping_settings
+from hopforge.synth.teacher.wire import api_key_from
 from pydantic import Field
 
 BUILTIN_SOURCES = ("builtin:jargon", "builtin:wiki")
@@ -40,12 +42,6 @@ BUILTIN_LICENCE = BUILTINS[BUILTIN_SOURCE][2]
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 ENV_KIND, ENV_URL, ENV_MODEL = "HOPFORGE_TEACHER", "HOPFORGE_TEACHER_URL", "HOPFORGE_TEACHER_MODEL"
 # Where a model server's key is read from, first set one wins; never a flag or a build file.
-API_KEY_ENV = ("HOPFORGE_API_KEY", "OPENAI_API_KEY")
-
-
-def api_key_from(env: Mapping[str, str], *, first: Sequence[str] = ()) -> str:
-    """The first non-empty variable of `first`, then of API_KEY_ENV, in `env`; "" if none."""
-    return next((env[k] for k in (*first, *API_KEY_ENV) if env.get(k)), "")
 
 
 @pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=SETTINGS)
@@ -299,7 +295,6 @@ def _check_runner(build: BuildSettings) -> None:
 
 
 def _check_sources(corpus: CorpusSettings, base_dir: Path) -> None:
-    from hopforge.corpus.ingest import FORMAT_ALIASES, FORMATS
 
     if corpus.format and corpus.format not in FORMATS and corpus.format not in FORMAT_ALIASES:
         raise ConfigError(

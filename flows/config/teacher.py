@@ -22,17 +22,16 @@ from hopforge.flows.config.build_file import (
     ENV_MODEL,
     ENV_URL,
     TeacherConfig,
-    api_key_from,
 )
+from hopforge.synth.teacher.recording import ENV_RECORD, Recorder
 from hopforge.synth.teacher.replicas import server_problem
-from hopforge.synth.teacher.wire import STRUCTURED_OUTPUT_MODES
+from hopforge.synth.teacher.wire import STRUCTURED_OUTPUT_MODES, api_key_from
 
 if TYPE_CHECKING:  # httpx is imported only when a model teacher is opened
     from hopforge.synth.teacher.openai_client import OpenAIChatModel
 
 TEACHERS = ("scripted", "openai")
 _DEFAULT = TeacherConfig()  # the flags' defaults are the [teacher] table's
-ENV_RECORD = "HOPFORGE_TEACHER_RECORD"
 
 
 class TeacherConfigError(HopforgeError):
@@ -210,7 +209,6 @@ def open_settings(settings: TeacherSettings) -> OpenAIChatModel | None:
     if t.kind == "scripted":
         return None
     from hopforge.synth.teacher.openai_client import OpenAIChatModel
-    from hopforge.synth.teacher.recording import Recorder
 
     quiet_http_logs()
     return OpenAIChatModel(

@@ -57,6 +57,7 @@ from hopforge.filters.records import Decision, PreferencePair, Score
 from hopforge.filters.style import StyleConfig
 from hopforge.synth.records import Question, Trajectory
 from hopforge.synth.trajectories.loop import system_prompt
+from hopforge.synth.trajectories.stage import TrajectoryConfig
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +101,6 @@ def window_settings(build_config: dict[str, Any], config: ExportConfig) -> Windo
     """How the build's teacher context was managed, from build.toml's [trajectories] table."""
     section = build_config.get("trajectories")
     table = section if isinstance(section, dict) else {}
-    from hopforge.synth.trajectories.stage import TrajectoryConfig
 
     defaults = TrajectoryConfig()
     return WindowSettings(

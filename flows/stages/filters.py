@@ -36,6 +36,8 @@ from hopforge.filters.report import filter_report, score_report
 from hopforge.filters.select import FilterConfig, filter_trajectories
 from hopforge.synth.records import Question, Trajectory
 from hopforge.synth.teacher.chat import ChatModel
+from hopforge.synth.teacher.recording import ENV_RECORD, Recorder
+from hopforge.synth.teacher.wire import api_key_from
 
 log = logging.getLogger(__name__)
 MANIFEST = "manifest.json"
@@ -169,10 +171,7 @@ def _run_judge(build: BuildDir, questions: dict[str, Question], trajs: Sequence[
             if judge is not None:
                 return await judge_all(judge, questions, trajs, jconfig, done=done,
                                        on_result=record)
-            from hopforge.flows.config.build_file import api_key_from
-            from hopforge.flows.config.teacher import ENV_RECORD
-            from hopforge.synth.teacher.openai_client import OpenAIChatModel
-            from hopforge.synth.teacher.recording import Recorder
+            from hopforge.synth.teacher.openai_client import OpenAIChatModel  # loads httpx
 
             key = api_key_from(os.environ, first=(JUDGE_KEY_ENV,)) or None
             log_path = os.environ.get(ENV_RECORD)

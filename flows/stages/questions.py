@@ -40,6 +40,7 @@ from hopforge.synth.diversity import distinct_n, self_bleu
 from hopforge.synth.questions.checks import NearDuplicates, SearchBackend
 from hopforge.synth.questions.config import QuestionConfig
 from hopforge.synth.questions.facts import extract_all
+from hopforge.synth.questions.families import family
 from hopforge.synth.questions.graph import CorpusGraph
 from hopforge.synth.questions.model_facts import model_facts
 from hopforge.synth.questions.stage import generate_questions, split_reasons
@@ -319,7 +320,6 @@ async def _run(
 def families_missing(kinds: Iterable[str], rows: Iterable[dict[str, Any]]) -> list[str]:
     """One line per family asked for that has no accepted question: what it drafted, why those
     were rejected, and what it needs of a corpus."""
-    from hopforge.synth.questions.families import family
 
     drafted: Counter[str] = Counter()
     accepted: Counter[str] = Counter()

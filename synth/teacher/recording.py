@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import threading
+
+ENV_RECORD = "HOPFORGE_TEACHER_RECORD"  # the file every request is logged to, when set
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any

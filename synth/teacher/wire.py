@@ -11,11 +11,18 @@ schema-invalid with what the model wrote.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from hopforge.synth.records import ToolCall
 from hopforge.synth.teacher.chat import Completion, Message, ModelResponseError
+
+API_KEY_ENV = ("HOPFORGE_API_KEY", "OPENAI_API_KEY")  # where a server's key is read from
+
+
+def api_key_from(env: Mapping[str, str], *, first: Sequence[str] = ()) -> str:
+    """The first non-empty variable of `first`, then of API_KEY_ENV, in `env`; "" if none."""
+    return next((env[k] for k in (*first, *API_KEY_ENV) if env.get(k)), "")
 
 RAW_ARGUMENTS = "__raw__"  # key holding undecodable tool-call arguments, verbatim
 

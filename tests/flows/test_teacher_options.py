@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hopforge.flows.config.build_file import TeacherConfig, api_key_from
+from hopforge.flows.config.build_file import TeacherConfig
 from hopforge.flows.config.teacher import (
     TeacherConfigError,
     add_teacher_arguments,
@@ -17,6 +17,7 @@ from hopforge.flows.config.teacher import (
     split_urls,
 )
 from hopforge.synth.teacher.openai_client import OpenAIChatModel
+from hopforge.synth.teacher.wire import api_key_from
 
 from tests.helpers.openai_server import OpenAITestServer, Reply
 
