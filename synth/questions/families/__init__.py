@@ -12,11 +12,13 @@ from hopforge.synth.questions.families.base import MAX_DEPTH, Draft, Families, F
 from hopforge.synth.questions.families.chain import CHAIN
 from hopforge.synth.questions.families.comparison import COMPARISON
 from hopforge.synth.questions.families.intersection import INTERSECTION
+from hopforge.synth.questions.families.ranking import RANKING
 from hopforge.synth.questions.families.sets import item_set
 from hopforge.synth.questions.families.unanswerable import UNANSWERABLE
 from hopforge.synth.records import Spec
 
-FAMILIES: tuple[Family, ...] = (CHAIN, COMPARISON, INTERSECTION, AGGREGATION, UNANSWERABLE)
+FAMILIES: tuple[Family, ...] = (CHAIN, COMPARISON, INTERSECTION, AGGREGATION, UNANSWERABLE,
+                                RANKING)
 _BY_NAME = {f.name: f for f in FAMILIES}
 KINDS: tuple[str, ...] = tuple(_BY_NAME)  # the question kinds there are
 DEFAULT_KINDS: tuple[str, ...] = tuple(f.name for f in FAMILIES if f.default)  # made unless asked
