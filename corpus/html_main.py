@@ -17,8 +17,6 @@ from typing import Any
 
 import lxml.etree
 import lxml.html
-import trafilatura
-from trafilatura.settings import use_config
 
 # Marks that documentation generators put on headings and definitions as permalinks.
 _PERMALINK = frozenset(("¶", "#", "§", "🔗", "∞", "◆", "link", "permalink"))
@@ -83,6 +81,8 @@ def main_links(lead_links: tuple[Link, ...], sections: Sequence[Section]) -> tup
 
 @lru_cache(maxsize=1)
 def _config() -> Any:
+    from trafilatura.settings import use_config  # loaded only when HTML is read
+
     config = use_config()
     # Documentation pages are often short; keep what little main text they have. Below 50 the
     # extractor drops the first words of some Javadoc descriptions; at 250 (its default) a short
@@ -245,6 +245,8 @@ def extract_page(html: str) -> Page:
         return Page(title="", heading="", lead="")
     title, redirect = _head_info(root)
     _prepare(root)
+    import trafilatura
+
     xml = trafilatura.extract(
         root,
         output_format="xml",

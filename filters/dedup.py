@@ -12,13 +12,15 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
-from datasketch import MinHash, MinHashLSH
 from hopforge.filters.logodds import words
 from hopforge.synth.diversity import shingles
 from hopforge.synth.records import Question, Trajectory
+
+if TYPE_CHECKING:
+    from datasketch import MinHash
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +47,8 @@ def render(traj: Trajectory) -> str:
 
 def minhashes(sets: Sequence[set[str]], *, num_perm: int = 128, seed: int = 1) -> list[MinHash]:
     """One MinHash per shingle set."""
+    from datasketch import MinHash  # loads scipy: only when deduplicating
+
     return MinHash.bulk([[s.encode("utf-8") for s in sorted(x)] for x in sets],
                         num_perm=num_perm, seed=seed)
 
@@ -62,6 +66,8 @@ def near_duplicate_trajectories(
         raise ValueError(f"MinHash threshold={threshold} must lie in (0, 1]")
     sets = [shingles(words(render(t)), shingle) for t in trajectories]
     hashes = minhashes(sets, num_perm=num_perm, seed=seed)
+    from datasketch import MinHashLSH
+
     lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
     kept: dict[str, MinHash] = {}
     dup: dict[str, str] = {}

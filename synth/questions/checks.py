@@ -16,15 +16,17 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from datasketch import MinHash, MinHashLSH
 from hopforge.corpus.records import Hit
 from hopforge.synth.answers import list_items, normalize_answer
 from hopforge.synth.diversity import jaccard, shingles
 from hopforge.synth.questions.families import family_of
 from hopforge.synth.questions.graph import CorpusGraph, names, years
 from hopforge.synth.records import NOT_FOUND, Question, Spec
+
+if TYPE_CHECKING:
+    from datasketch import MinHash
 
 _LETTER = re.compile(r"(?<![\w.'’-])[A-Z](?![\w'’-])")
 _QUOTED = re.compile(r"“([^”]+)”|\"([^\"]+)\"")
@@ -202,6 +204,8 @@ class NearDuplicates:
         if not 0.0 < threshold <= 1.0:
             raise ValueError(f"near-duplicate threshold must be in (0, 1], got {threshold}")
         self.threshold, self.num_perm = threshold, num_perm
+        from datasketch import MinHashLSH  # loads scipy: only when questions are made
+
         self._lsh = MinHashLSH(threshold=min(threshold, 0.9), num_perm=num_perm)
         self._shingles: dict[str, set[str]] = {}
         self._order: dict[str, int] = {}
@@ -210,6 +214,8 @@ class NearDuplicates:
         return len(self._order)
 
     def _minhash(self, grams: set[str]) -> MinHash:
+        from datasketch import MinHash
+
         m = MinHash(num_perm=self.num_perm, seed=1)
         m.update_batch([g.encode("utf-8") for g in sorted(grams)])
         return m
