@@ -199,6 +199,11 @@ def select(
             reason = "its question or one of its trajectories is missing or rejected"
             rejected.append(Rejected(kind="preference", record_id=pair_id(pair), reason=reason))
             continue
+        decision = inputs.decisions.get(chosen.tid) if inputs.decisions is not None else None
+        if decision is not None and "answer-context:" in decision.reason:
+            reason = f"the chosen trajectory's answer is not to be learned ({decision.reason})"
+            rejected.append(Rejected(kind="preference", record_id=pair_id(pair), reason=reason))
+            continue
         pairs.append(
             Paired(
                 pair=pair,

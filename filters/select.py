@@ -42,6 +42,7 @@ import numpy as np
 import pydantic
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.settings import SETTINGS, amount, share
+from hopforge.corpus.tools import is_final
 from hopforge.filters.dedup import Embedder, near_duplicate_questions, near_duplicate_trajectories
 from hopforge.filters.records import Decision, Score
 from hopforge.filters.style import (
@@ -279,8 +280,13 @@ def select(
     *,
     question_duplicates: Mapping[str, str] | None = None,
     trajectory_duplicates: Mapping[str, str] | None = None,
+    unsettled: Mapping[str, str] | None = None,
 ) -> list[Decision]:
-    """Decide keep / drop / down-weight for every trajectory (in input order)."""
+    """Decide keep / drop / down-weight for every trajectory (in input order).
+
+    `unsettled`: tid -> why its final answer is not a conclusion the run reached (a "not found"
+    given before every candidate its pages showed was ruled out); such a kept run's answer turn
+    is context only, never trained."""
     qdup = question_duplicates or {}
     tdup = trajectory_duplicates or {}
     by_tid = {t.tid: t for t in trajectories}
@@ -336,9 +342,14 @@ def select(
         if t.tid in capped:
             w, pattern = capped[t.tid]
             notes.append(f"pattern-cap={pattern}")
+        why = f"down-weighted:{';'.join(notes)}" if notes else ""
+        turns = context.get(t.tid, ())
+        if unsettled and t.tid in unsettled:
+            final = [x.index for x in t.turns if x.call and is_final(x.call.name)]
+            turns = tuple(sorted({*turns, *final}))
+            why = ";".join(filter(None, [why, f"answer-context:{unsettled[t.tid]}"]))
         out.append(Decision(tid=t.tid, qid=t.qid, kept=True, weight=w, style_score=s,
-                            reason=f"down-weighted:{';'.join(notes)}" if notes else "",
-                            context_turns=context.get(t.tid, ())))
+                            reason=why, context_turns=turns))
     return out
 
 
@@ -369,8 +380,10 @@ def filter_trajectories(
     config: FilterConfig,
     *,
     embedder: Embedder | None = None,
+    unsettled: Mapping[str, str] | None = None,
 ) -> FilterResult:
-    """Fit the style profile, find near-duplicates and decide on every trajectory.
+    """Fit the style profile, find near-duplicates and decide on every trajectory (`unsettled`:
+    answers that are context only, see `select`).
 
     Turns are labelled anew first (see hopforge.synth.annotate.label_trajectory).
     """
@@ -389,7 +402,7 @@ def filter_trajectories(
         ranked = sorted(valid, key=lambda t: (*priority(scores[t.tid], styles[t.tid]), t.tid))
         tdup = near_duplicate_trajectories(ranked, threshold=config.dedup_trajectories)
     decisions = select(trajectories, questions, scores, styles, config,
-                       question_duplicates=qdup, trajectory_duplicates=tdup)
+                       question_duplicates=qdup, trajectory_duplicates=tdup, unsettled=unsettled)
     return FilterResult(decisions=tuple(decisions), profile=profile, features=feats,
                         styles=styles, question_duplicates=qdup, trajectory_duplicates=tdup,
                         labelled=tuple(trajectories))

@@ -25,6 +25,7 @@ from typing import Any
 from hopforge.corpus import parts
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.layout import BuildDir
+from hopforge.corpus.names import NameIndex
 from hopforge.corpus.store import corpus_fingerprint, read_documents
 from hopforge.filters.combine import ScoreResult, score_all
 from hopforge.filters.dedup import Embedder
@@ -35,9 +36,11 @@ from hopforge.filters.records import Score
 from hopforge.filters.report import filter_report, score_report
 from hopforge.filters.select import FilterConfig, filter_trajectories
 from hopforge.synth.records import Question, Trajectory
+from hopforge.synth.reward import says_not_found
 from hopforge.synth.teacher.chat import ChatModel
 from hopforge.synth.teacher.recording import ENV_RECORD, Recorder
 from hopforge.synth.teacher.wire import api_key_from
+from hopforge.synth.trajectories.fairness import choices
 
 log = logging.getLogger(__name__)
 MANIFEST = "manifest.json"
@@ -298,6 +301,24 @@ def default_embedder(build: BuildDir) -> Embedder | None:
     return SentenceTransformerEmbedder("" if model == DEFAULT_MODEL else model)
 
 
+def unsettled_answers(build: BuildDir, trajs: Sequence[Trajectory],
+                      questions: dict[str, Question]) -> dict[str, str]:
+    """tid -> why, for runs that answered "not found" before ruling out every candidate their
+    pages showed (`fairness.choices`): a give-up, not a finding, so never a trained answer."""
+    said = [t for t in trajs if says_not_found(t.final_answer)]
+    if not said or not build.corpus.is_dir():
+        return {}
+    names = NameIndex(read_documents(build))
+    out = {}
+    for t in said:
+        q = questions.get(t.qid)
+        skipped = [c for c in choices(t, q.spec, names) if c.skipped] if q and q.spec else []
+        if skipped:
+            out[t.tid] = (f"not found with {sum(len(c.skipped) for c in skipped)} "
+                          "candidate(s) never checked")
+    return out
+
+
 def filter_build(
     build: BuildDir | str | Path,
     config: FilterConfig | None = None,
@@ -334,7 +355,8 @@ def filter_build(
         log.warning("near-duplicate questions not checked: %s", qdedup[5:-1])
     else:
         qdedup = f"embedder {getattr(embedder, 'name', type(embedder).__name__)}"
-    result = filter_trajectories(trajs, questions, scores, texts, config, embedder=embedder)
+    result = filter_trajectories(trajs, questions, scores, texts, config, embedder=embedder,
+                                 unsettled=unsettled_answers(build, trajs, questions))
     _write_parts(build.filtered, [d.to_row() for d in result.decisions], config.rows_per_part, fp)
     report = filter_report(trajs, scores, result, reference=source, question_dedup=qdedup,
                            questions=questions, style=config.style)
