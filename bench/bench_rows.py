@@ -14,6 +14,8 @@ is checked against its own row only:
   (its thought reports what the row does not show);
 - `wrong_answers`: a trained final answer that is not the gold answer (lists as sets), or
   "not found" on an answerable question;
+- `unexhausted`: a trained "not found" whose run (BUILD/trajectories) never named in a call some
+  member of the question's set (`spec.steps` of relation `item`): a give-up, not a finding;
 - `over_max`: rows longer than the build's `[export] max_seq_tokens` by Qwen2.5's tokenizer
   and chat template (HOPFORGE_QWEN_TOKENIZER, a folder with tokenizer.json; skipped without),
   the limit read from the export's manifest.json.
@@ -101,16 +103,18 @@ def check_build(build: Path) -> dict[str, Any]:
         for line in part.read_text(encoding="utf-8").splitlines():
             q = json.loads(line)
             gold[q["qid"]] = (q["answer"], q["kind"])
+    unchecked = _unchecked_members(build)
     out: dict[str, Any] = {}
     for layout in _LAYOUTS:
         counts = {"rows": 0, "trained_calls": 0, "unjustified": 0, "thought_disagrees": 0,
-                  "after_elided": 0, "wrong_answers": 0, "trained_answers": 0}
+                  "after_elided": 0, "wrong_answers": 0, "trained_answers": 0, "unexhausted": 0}
         examples: list[str] = []
         for part in sorted((build / "export" / layout / "train").glob("*.jsonl")):
             for line in part.read_text(encoding="utf-8").splitlines():
                 row = json.loads(line)
                 counts["rows"] += 1
                 qid = row.get("metadata", {}).get("qid", "")
+                tid = row.get("metadata", {}).get("tid", "")
                 for before, calls, thought in _trained(layout, row):
                     counts["after_elided"] += before.endswith("\x00elided")
                     context = before.lower()
@@ -121,10 +125,32 @@ def check_build(build: Path) -> dict[str, Any]:
                             counts[key] += 1
                         if name == "answer":
                             counts["trained_answers"] += 1
+                            said = str(args.get("answer", args.get("text", "")))
+                            if said.strip().lower() == "not found" and unchecked.get(tid):
+                                counts["unexhausted"] += 1
+                                problem = [*problem, "unexhausted"]
                         if problem and len(examples) < 3:
                             examples.append(f"{name}({json.dumps(args)[:80]}): {problem}")
         counts["examples"] = examples
         out[layout] = counts
+    return out
+
+
+def _unchecked_members(build: Path) -> dict[str, set[str]]:
+    """tid -> the members of its question's set that no call of the run named."""
+    members: dict[str, set[str]] = {}
+    for part in sorted((build / "questions").glob("part-*.jsonl")):
+        for line in part.read_text(encoding="utf-8").splitlines():
+            q = json.loads(line)
+            steps = (q.get("spec") or {}).get("steps") or []
+            members[q["qid"]] = {st["doc"] for st in steps if st.get("relation") == "item"}
+    out: dict[str, set[str]] = {}
+    for part in sorted((build / "trajectories").glob("part-*.jsonl")):
+        for line in part.read_text(encoding="utf-8").splitlines():
+            t = json.loads(line)
+            named = {str((x.get("call") or {}).get("arguments", {}).get("doc_id"))
+                     for x in t["turns"]}
+            out[t["tid"]] = members.get(t["qid"], set()) - named
     return out
 
 
