@@ -156,6 +156,7 @@ def test_wikipedia_comparisons_order_one_event_of_each_subject() -> None:
             text = by_id[side.doc].text
             said = [m for m in re.finditer(rf"[^.]*\b{key}\b[^.]*\b{side.value}\b", text)]
             life = key in ("born", "died") and re.match(  # "Name (1916 – 1996) was ..."
+                rf"{re.escape(title)}[^.(]*\([^()]*\b{side.value}\b[^()]*\)|"
                 rf"[^.(]*\([^()]*\b{side.value}\b[^()]*\)", text)
             assert said or life, (title, key, side.value)
     assert len({q.answer_doc for q in ok}) == len(ok)  # one question per answer document

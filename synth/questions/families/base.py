@@ -170,13 +170,14 @@ class Families:
         return self.drafts < 10 or self.phrase_drafts < self.max_phrase_share * self.drafts
 
     def clue(self, doc_id: str, rivals: Sequence[str], hidden: Sequence[str],
-             *, avoid_key: str = "", taken: Sequence[Step] = ()
+             *, avoid_key: str = "", undated: bool = False, taken: Sequence[Step] = ()
              ) -> tuple[Clue, tuple[Clue, ...]] | None:
         """A clue that picks `doc_id` among `rivals` (and others to blur further), facts first;
-        the phrase fallback only where `phrase_allowed(taken)`."""
+        the phrase fallback only where `phrase_allowed(taken)`. `avoid_key`: no date clue of
+        that relation; `undated`: no date clue at all."""
         said = {s.fact.shown for s in taken if s.fact}  # a question states a clue once
         found = [c for c in self.book.picking(doc_id, rivals, hidden=hidden)
-                 if not (avoid_key and c.kind == "date" and c.key == avoid_key)
+                 if not (c.kind == "date" and (undated or (avoid_key and c.key == avoid_key)))
                  and c.shown not in said]
         if found:
             best = found[0].kind

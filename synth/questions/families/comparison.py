@@ -63,7 +63,7 @@ class Comparison(Family):
                 return None
             a = s.rng.choice(starts)
             used.add(a)
-            made = s.clue(target, s.g.rivals[a], [*picks, *used], avoid_key=key, taken=sides)
+            made = s.clue(target, s.g.rivals[a], [*picks, *used], undated=True, taken=sides)
             if made is None:
                 return None
             sides += [Step(doc=a, relation="start"),
