@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hopforge.corpus.matching import matches
-from hopforge.corpus.names import index_for
+from hopforge.corpus.names import index_for, name_key
 from hopforge.corpus.records import Document
 from hopforge.synth.questions.facts import LIFE_KEYS
 from hopforge.synth.questions.families import family_of
@@ -129,9 +129,19 @@ class Plans:
                 found[hit.doc] = hit.surface
         return list(found.items())
 
+    def named(self, doc_id: str) -> str:
+        """How the question names a start: as `surface` does, or by a name other documents
+        share when it is this one's whole title (a search for it shows the one titled so)."""
+        title = name_key(self.r.title(doc_id))
+        for hit in self.names.find(self.q.question):
+            if hit.doc == doc_id or (not hit.doc and doc_id in hit.docs
+                                     and name_key(hit.surface) == title):
+                return hit.surface
+        return ""
+
     def start(self, doc_id: str) -> Move:
         """Find the document the question names; the first search follows the query habit."""
-        name, _ = self.surface(doc_id, self.q.question)
+        name = self.named(doc_id)
         habit = self.r.speaker.habit().first
         q = self.q.question.strip().rstrip("?").strip()
         first = {"question": q, "keywords": " ".join(keywords(q, 6)),
@@ -337,7 +347,8 @@ class Plans:
 
     def comparison(self) -> Move:
         years: dict[str, int] = {}
-        for a, x in self.clues("compare"):
+        sides = self.clues("compare")
+        for a, x in sides:
             got = yield from self.start_and_follow(a, x)
             if not got:
                 continue
@@ -350,7 +361,7 @@ class Plans:
                 years[got] = int(year)
                 self.book.facts.append((("f_value", {"title": self.r.title(got), "value": year}),
                                         got))
-        if len(years) < 2:
+        if len(years) < len(sides):  # a side never reached settles nothing
             yield from self.answer("give_up", GIVE_UP)
             return
         pick = max if self.spec.operation == "later" else min
