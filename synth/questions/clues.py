@@ -110,14 +110,17 @@ class FactBook:
             self._order[doc_id] = self.names.mentioned(doc.text, exclude=doc_id)
         return self._order[doc_id]
 
-    def holds(self, clue: Clue, doc_id: str) -> bool:
-        """Whether document `doc_id` passes `clue`'s test."""
+    def holds(self, clue: Clue, doc_id: str, *, every: bool = False) -> bool:
+        """Whether document `doc_id` passes `clue`'s test: a date or number clue when one of
+        the years or quantities it states for the relation or unit lies within the bounds
+        (`every`: when all of them do, so that no figure of the text contradicts it)."""
+        test = all if every else any
         if clue.kind == "date":
             years = self.dates.get(doc_id, {}).get(clue.key, [])
-            return any(_within(y, clue) for y in years)
+            return bool(years) and test(_within(y, clue) for y in years)
         if clue.kind == "number":
             values = self.numbers.get(doc_id, {}).get(clue.key, [])
-            return any(_within(v, clue) for v in values)
+            return bool(values) and test(_within(v, clue) for v in values)
         if clue.kind == "category":
             return clue.key in self.categories.get(doc_id, set())
         if clue.kind == "entity":
@@ -125,9 +128,13 @@ class FactBook:
         return matches(self.docs[doc_id].text, clue.value)
 
     def picks(self, clue: Clue, doc_id: str, rivals: Iterable[str]) -> bool:
-        """Whether `clue` holds for `doc_id` and for none of `rivals`."""
-        return self.holds(clue, doc_id) and not any(
-            self.holds(clue, r) for r in rivals if r != doc_id)
+        """Whether `clue` holds for `doc_id` by every figure it states, for none of `rivals` by
+        any, and names none of them (a rival's own text holds its name)."""
+        rivals = [r for r in rivals if r != doc_id]
+        if clue.kind == "entity" and clue.target in rivals:
+            return False
+        return self.holds(clue, doc_id, every=True) and not any(
+            self.holds(clue, r) for r in rivals)
 
     def clues(self, doc_id: str, *, hidden: Iterable[str] = ()) -> list[Clue]:
         """Every clue `doc_id`'s own facts give, best kinds first (see PREFERENCE); an entity
@@ -149,7 +156,7 @@ class FactBook:
             out.append(Clue(kind="category", relation=f.relation, value=f.value,
                             evidence=f.evidence, key=f.value.lower(),
                             shown=f"tagged “{f.value}”"))
-        return [c for c in out if self.holds(c, doc_id)]
+        return [c for c in out if self.holds(c, doc_id, every=True)]
 
     def picking(self, doc_id: str, rivals: Sequence[str], *, hidden: Iterable[str] = ()
                 ) -> list[Clue]:
