@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import random
 
+from hopforge.synth.questions.facts import LIFE_KEYS
 from hopforge.synth.questions.families.base import Draft, Families, Family, alias_forms
 from hopforge.synth.questions.families.calls import clue_pages, names_before, pages_to_mention
 from hopforge.synth.questions.graph import CorpusGraph
@@ -36,7 +37,11 @@ class Comparison(Family):
             for doc_id in s.g.order:
                 if doc_id not in s.usable or not s.inbound[doc_id]:
                     continue
-                for key, years in s.book.dates.get(doc_id, {}).items():
+                dated = s.book.dates.get(doc_id, {})
+                person = any(k in dated for k in LIFE_KEYS)
+                for key, years in dated.items():
+                    if person and key not in LIFE_KEYS:
+                        continue  # a person is born and dies; what was released is a work
                     if len(set(years)) == 1 and key in COMPARABLE:
                         pool.setdefault(key, []).append(doc_id)
             s.memo["dated"] = {k: v for k, v in sorted(pool.items()) if len(v) >= 2}
