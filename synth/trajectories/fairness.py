@@ -87,7 +87,8 @@ def choices(traj: Trajectory, spec: Spec, names: NameIndex) -> list[Choice]:
             continue
         ids = tool.named_docs(turn.call.arguments)
         touched.update(ids)
-        if tool.name == "open" and turn.result and ids:
+        shown = turn.fault is None or turn.fault.kind == "partial"  # an error shows no page
+        if tool.name == "open" and turn.result and ids and shown:
             read[ids[0]] = read.get(ids[0], "") + "\n" + turn.result
     out = []
     items = [st.doc for st in spec.steps if st.relation == "item" and st.doc]

@@ -3,7 +3,7 @@ out the names the page showed before it, and a set question must check every mem
 
 from hopforge.corpus.names import NameIndex
 from hopforge.corpus.records import Document
-from hopforge.synth.records import Spec, Step, ToolCall, Trajectory, Turn
+from hopforge.synth.records import Fault, Spec, Step, ToolCall, Trajectory, Turn
 from hopforge.synth.trajectories.fairness import choices
 
 DOCS = [
@@ -64,3 +64,18 @@ def test_an_unanswerable_step_must_rule_out_every_name_of_its_page() -> None:
                 steps=(Step(doc="a", relation="start"), Step(doc="", relation="link", via="a")))
     half = run(turn(0, "open", PAGE, doc_id="a"), turn(1, "find", "", doc_id="f", pattern="x"))
     assert [c.skipped for c in choices(half, spec, names)] == [("o", "c")]
+
+
+def test_a_tool_error_is_no_page_whatever_words_it_holds() -> None:
+    """A timed-out `open` says so in words; an entry named like one of them ("Quillon Press")
+    is not a name the page showed."""
+    names = NameIndex(DOCS)
+    spec = Spec(family="chain", start="a", target="c",
+                steps=(Step(doc="a", relation="start"), Step(doc="c", relation="link", via="a")))
+    error = "Error: open timed out after 30 s at the Quillon Press. The service is slow; try again."
+    failed = Turn(index=0, raw="", call=ToolCall(name="open", arguments={"doc_id": "a"}),
+                  result=error, fault=Fault(kind="timeout", persistent=False))
+    fair = run(failed, turn(1, "open", PAGE.replace("Harbour Town lies", "Harbour Town, where"
+                                                    " Castle Brinmoor lies,"), doc_id="a"),
+               turn(2, "open", "Castle Brinmoor fell in 1644.", doc_id="c"))
+    assert [c.skipped for c in choices(fair, spec, names)] == [()]
