@@ -470,7 +470,7 @@ class Plans:
         values = {s.doc: s.value for s in spec.steps if s.relation == "item"}
         book = self.book
         if not items:  # the lists did not come through: nothing is known to be missing
-            yield from self.answer("give_up", GIVE_UP)
+            yield from self.give_up_set(unread or [spec.start])
             return
         book.total = len(items)
         # the queue as read off the pages: every name to check, so a count has its source
@@ -498,10 +498,16 @@ class Plans:
                 book.checked += 1
         book.left = []
         if unread and not spec.unanswerable:  # a member it could not check may meet the
-            yield from self.answer("give_up", GIVE_UP)  # condition: the total is unknown
+            yield from self.give_up_set(unread)  # condition: the total is unknown
             return
         # (a set no member meets says how many of them it checked: "20 of 22 checked")
         yield from self.total_answer(found)
+
+    def give_up_set(self, unread: list[str]) -> Move:
+        """Give up on a set whose listing pages or members did not come through, naming them."""
+        titles = [self.r.title(d) for d in dict.fromkeys(unread)]
+        shown = ", ".join(titles[:3]) + (f" and {len(titles) - 3} more" if len(titles) > 3 else "")
+        yield from self.answer("give_up_set", GIVE_UP, unread=shown)
 
     def total_answer(self, years: dict[str, int]) -> Move:
         op, hits = self.spec.operation, self.book.hits

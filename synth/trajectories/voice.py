@@ -46,8 +46,8 @@ from hopforge.corpus.errors import HopforgeError
 
 SITUATIONS: tuple[str, ...] = (
     "first", "search", "rephrase", "widen", "retry", "reread", "open", "open_more",
-    "open_wrong", "find", "find_fallback", "give_up", "early", "answer", "not_found",
-    "forced",
+    "open_wrong", "find", "find_fallback", "give_up", "give_up_set", "early", "answer",
+    "not_found", "forced",
 )
 # What a thought reports before its call: {title}, {names}, {pattern}, {n}, {tool}, ...
 NOTES: tuple[str, ...] = (
