@@ -65,13 +65,22 @@ def ingest_lines(build: BuildDir, first: int = 5) -> list[str]:
 
 
 def question_lines(build: BuildDir) -> list[str]:
-    """The question families asked for that the corpus gave none of, and why."""
+    """The question families asked for that the corpus gave none of, and why; and the targets
+    (the mix, a ladder's rungs) the attempts ran out before."""
     try:
         report = json.loads((build.reports / "questions.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return []
+    out = []
+    short = (report.get("run") or {}).get("shortfalls") or []
+    if short:
+        out.append(f"questions: short of the target: {'; '.join(short)} accepted before the "
+                   "attempts ran out (raise [questions] attempts_per_question, or widen kinds, "
+                   "hops or min_calls)")
     missing = report.get("families_missing") or []
-    return ["questions: families not made"] + [f"  {line}" for line in missing] if missing else []
+    if missing:
+        out += ["questions: families not made"] + [f"  {line}" for line in missing]
+    return out
 
 
 def export_counts(build: BuildDir) -> dict[str, str]:

@@ -581,3 +581,20 @@ def test_cli_says_which_families_the_corpus_cannot_make(tmp_path: Path, docs: li
     lines = question_lines(BuildDir.at(build.root))
     assert lines[0] == "questions: families not made"
     assert lines[1].strip().startswith("comparison: none made")
+
+
+def test_a_target_the_attempts_ran_out_before_is_in_the_build_summary(
+        tmp_path: Path, docs: list[Document], capsys: Any) -> None:
+    """A rung no task of the corpus can meet: the command warns, and the build summary says which
+    target fell short and what to change."""
+    from hopforge.corpus.layout import BuildDir
+    from hopforge.flows.build.summary import question_lines
+    from hopforge.flows.commands.cli import main
+
+    build = make_build(tmp_path / "b", docs)
+    assert main(["questions", str(build.root), "-n", "2", "--kinds", "chain",
+                 "--ladder", "90000-:1", "--seed", "3", "--no-round-trip"]) == 0
+    assert "warning: short of the target: 0 of 1" in capsys.readouterr().err
+    lines = question_lines(BuildDir.at(build.root))
+    assert lines[0].startswith("questions: short of the target: 0 of 1 (min_calls 90000-")
+    assert "attempts_per_question" in lines[0]
