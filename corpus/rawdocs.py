@@ -8,8 +8,9 @@ source (by key, then by title or alias, case-insensitively) and splits very larg
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from hopforge.corpus.problems import CHUNKED, DUPLICATE_ID, EMPTY, Problems
@@ -125,7 +126,12 @@ class AnchorNames:
     """Anchor texts of links that name their target: each becomes an alias of that target.
 
     Kept when it has letters, is 3 to 80 characters, is not a word like "here" or "next" nor a
-    single lowercase word of running text, and names one target only within its source (an anchor text used for two targets is ambiguous).
+    single lowercase word of running text, names one target only within its source (an anchor
+    text used for two targets is ambiguous), and reads as a name of that target wherever it
+    appears: it shares a word with the target's title ("Crane Manual" for "Crane guide") or is
+    code (`attrs.define`, `PyConfig.isolated`). An alias names its target in every text, so an
+    anchor that only says what the link is about in its own sentence ("This section", "in place",
+    "True") is left out.
     """
 
     def __init__(self) -> None:
@@ -144,15 +150,33 @@ class AnchorNames:
         self.targets.setdefault((source, key), {})[target] = None
         self.text.setdefault((source, key), name)
 
-    def aliases(self) -> dict[str, tuple[str, ...]]:
-        """doc_id -> anchor texts that name it alone (at most MAX_ANCHOR_ALIASES, first seen)."""
+    def aliases(self, titles: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
+        """doc_id -> anchor texts that name it alone and read as its name (at most
+        MAX_ANCHOR_ALIASES, first seen); `titles`: doc_id -> title."""
         out: dict[str, list[str]] = {}
         for k, targets in self.targets.items():
             if len(targets) == 1:
-                names = out.setdefault(next(iter(targets)), [])
+                target = next(iter(targets))
+                if not names_target(self.text[k], titles.get(target, "")):
+                    continue
+                names = out.setdefault(target, [])
                 if len(names) < MAX_ANCHOR_ALIASES:
                     names.append(self.text[k])
         return {d: tuple(n) for d, n in out.items()}
+
+
+_CODE = re.compile(r"[._()\[\]<>:/]|[a-z][A-Z]|[A-Z]{2}[a-z]")  # attrs.define, PyConfig, IStream
+_WORD = re.compile(r"[^\W_]{3,}")
+_GLUE = frozenset(("the", "and", "for", "with", "from", "this", "that", "how", "what"))
+
+
+def names_target(anchor: str, title: str) -> bool:
+    """Whether an anchor text reads as a name of the page titled `title`: code, or a word of
+    three or more letters in common with the title (not "the", "and" ...)."""
+    if _CODE.search(anchor):
+        return True
+    words = {w.lower() for w in _WORD.findall(anchor)} - _GLUE
+    return bool(words & {w.lower() for w in _WORD.findall(title)})
 
 
 def split_text(text: str, max_chars: int) -> list[str]:
@@ -248,7 +272,7 @@ def assemble(
                 if i < len(raw.anchors):
                     anchors.add(raw.source, raw.anchors[i], target)
         resolved.append(links)
-    extra = anchors.aliases()
+    extra = anchors.aliases({doc_id: raw.title for raw, doc_id in kept})
     docs: list[Document] = []
     for (raw, doc_id), links in zip(kept, resolved, strict=True):
         doc = Document(
