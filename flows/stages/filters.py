@@ -26,6 +26,7 @@ from hopforge.corpus import parts
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.layout import BuildDir
 from hopforge.corpus.names import NameIndex
+from hopforge.corpus.records import Document
 from hopforge.corpus.store import corpus_fingerprint, read_documents
 from hopforge.filters.combine import ScoreResult, score_all
 from hopforge.filters.dedup import Embedder
@@ -255,18 +256,23 @@ def read_reference(path: Path) -> list[str]:
     return texts
 
 
-def reference_texts(build: BuildDir, reference: Path | None,
-                    trajs: Sequence[Trajectory]) -> tuple[list[str], str]:
+def corpus_documents(build: BuildDir) -> list[Document]:
+    """The build's documents, read once for the filter (none when it has no readable corpus)."""
+    if not build.corpus.is_dir():
+        return []
+    try:
+        return read_documents(build)
+    except HopforgeError:
+        return []
+
+
+def reference_texts(reference: Path | None, trajs: Sequence[Trajectory],
+                    docs: Sequence[Document]) -> tuple[list[str], str]:
     """The reference text and where it came from: a file, the corpus, or the tool results."""
     if reference is not None:
         return read_reference(reference), f"file:{reference}"
-    if build.corpus.is_dir():
-        try:
-            docs = read_documents(build)
-        except HopforgeError:
-            docs = []
-        if docs:
-            return [f"{d.title}\n{d.text}" for d in docs], "corpus"
+    if docs:
+        return [f"{d.title}\n{d.text}" for d in docs], "corpus"
     texts = [t.result for tr in trajs for t in tr.turns if t.result]
     return texts, "tool-results"
 
@@ -301,14 +307,14 @@ def default_embedder(build: BuildDir) -> Embedder | None:
     return SentenceTransformerEmbedder("" if model == DEFAULT_MODEL else model)
 
 
-def unsettled_answers(build: BuildDir, trajs: Sequence[Trajectory],
+def unsettled_answers(docs: Sequence[Document], trajs: Sequence[Trajectory],
                       questions: dict[str, Question]) -> dict[str, str]:
     """tid -> why, for runs that answered "not found" before ruling out every candidate their
     pages showed (`fairness.choices`): a give-up, not a finding, so never a trained answer."""
     said = [t for t in trajs if says_not_found(t.final_answer)]
-    if not said or not build.corpus.is_dir():
+    if not said or not docs:
         return {}
-    names = NameIndex(read_documents(build))
+    names = NameIndex(docs)
     out = {}
     for t in said:
         q = questions.get(t.qid)
@@ -345,7 +351,8 @@ def filter_build(
     questions = load_questions(build, inputs)
     trajs = load_trajectories(build, inputs)
     scores = load_scores(build, inputs)
-    texts, source = reference_texts(build, reference, trajs)
+    docs = corpus_documents(build)
+    texts, source = reference_texts(reference, trajs, docs)
     if embedder is None and config.dedup_questions > 0:
         embedder = default_embedder(build)
     if config.dedup_questions <= 0:
@@ -356,7 +363,7 @@ def filter_build(
     else:
         qdedup = f"embedder {getattr(embedder, 'name', type(embedder).__name__)}"
     result = filter_trajectories(trajs, questions, scores, texts, config, embedder=embedder,
-                                 unsettled=unsettled_answers(build, trajs, questions))
+                                 unsettled=unsettled_answers(docs, trajs, questions))
     _write_parts(build.filtered, [d.to_row() for d in result.decisions], config.rows_per_part, fp)
     report = filter_report(trajs, scores, result, reference=source, question_dedup=qdedup,
                            questions=questions, style=config.style)
