@@ -200,7 +200,7 @@ def select(
             rejected.append(Rejected(kind="preference", record_id=pair_id(pair), reason=reason))
             continue
         decision = inputs.decisions.get(chosen.tid) if inputs.decisions is not None else None
-        if decision is not None and "answer-context:" in decision.reason:
+        if decision is not None and not decision.answer_trained:
             reason = f"the chosen trajectory's answer is not to be learned ({decision.reason})"
             rejected.append(Rejected(kind="preference", record_id=pair_id(pair), reason=reason))
             continue

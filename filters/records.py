@@ -69,6 +69,7 @@ class Decision:
     reason: str = ""  # why it was dropped or down-weighted
     style_score: float = 0.0
     context_turns: tuple[int, ...] = ()  # turns kept as context only (not trained): style caps
+    answer_trained: bool = True  # False: the final answer is context too (a "not found" given up)
 
     def to_row(self) -> dict[str, Any]:
         row = asdict(self)

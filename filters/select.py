@@ -5,8 +5,8 @@ Steps, in order (a trajectory leaves at the first step that drops it):
 1. validity: its question is known and accepted; it did not fail (end in `error` or without an
    answer, unless `keep_failed`); it has a score; it makes at least `min_tool_calls` tool calls
    and at least `min_useful_share` of its turns are labelled progress or recovery (see
-   hopforge.synth.annotate); optionally it is correct and its point-wise total reaches
-   `min_pointwise`;
+   hopforge.synth.annotate); it is correct (`require_correct`, on by default) and its
+   point-wise total reaches `min_pointwise`;
 2. near-duplicate questions (embedding cosine >= dedup_questions) and near-duplicate trajectories
    (MinHash Jaccard >= dedup_trajectories); the better-ranked one is kept;
 3. style: score >= threshold is dropped; score in [downweight_from, threshold) is kept with weight
@@ -86,8 +86,9 @@ class FilterConfig:
         0.8, "step 2: MinHash Jaccard of near-duplicate trajectories (0: off)")
     dedup_questions: float = share(
         0.95, "step 2: embedding cosine of near-duplicate questions (0: off)")
-    require_correct: bool = Field(default=False, strict=True, description=(
-        "step 1: keep only correct trajectories"))
+    require_correct: bool = Field(default=True, strict=True, description=(
+        "step 1: keep only correct trajectories (a wrong run's steps are no lesson; its "
+        "preference pairs still use it)"))
     min_pointwise: float = share(0.0, "step 1: the lowest point-wise total kept")
     min_tool_calls: int = amount(2, "step 1: fewer parsed tool calls (the answer included) drop "
                                  "a trajectory", most=100_000)
@@ -344,12 +345,13 @@ def select(
             notes.append(f"pattern-cap={pattern}")
         why = f"down-weighted:{';'.join(notes)}" if notes else ""
         turns = context.get(t.tid, ())
-        if unsettled and t.tid in unsettled:
+        given_up = (unsettled or {}).get(t.tid, "")
+        if given_up:
             final = [x.index for x in t.turns if x.call and is_final(x.call.name)]
             turns = tuple(sorted({*turns, *final}))
-            why = ";".join(filter(None, [why, f"answer-context:{unsettled[t.tid]}"]))
+            why = ";".join(filter(None, [why, f"answer-context:{given_up}"]))
         out.append(Decision(tid=t.tid, qid=t.qid, kept=True, weight=w, style_score=s,
-                            reason=why, context_turns=turns))
+                            reason=why, context_turns=turns, answer_trained=not given_up))
     return out
 
 

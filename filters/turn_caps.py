@@ -7,8 +7,8 @@ worst-ranked carrier has the turns that carry it turned into context only (weigh
 export layout), until the share is at the cap. A trajectory left with no trained turn is dropped
 (`pattern-turns:PATTERN`), at most `pattern_cap_budget` of the kept ones; past that budget such a
 carrier is skipped and the pattern may stay above the cap (the report shows it). A recovery turn
-(a working call after a fault) is never made context only: a carrier whose recovery carries the
-pattern is skipped the same way.
+(a working call after a fault) and the final answer are never made context only: a carrier whose
+recovery or answer carries the pattern is skipped the same way.
 """
 
 from __future__ import annotations
@@ -16,10 +16,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+from hopforge.corpus.tools import is_final
 from hopforge.filters.records import Score
 from hopforge.filters.style import StyleConfig, turn_patterns
 from hopforge.synth.annotate import sft_weight
-from hopforge.synth.records import Question, Trajectory
+from hopforge.synth.records import Question, Trajectory, Turn
 
 
 def trained_turns(traj: Trajectory, score: Score | None) -> list[int]:
@@ -72,9 +73,9 @@ def cap_turns(
                 if pick is None:
                     break
                 tid = pick
-                if any(trajectories[tid].turns[i].label == "recovery" for i in carries(tid, p)):
-                    skipped.add(tid)  # a recovery stays trained: what the data must teach
-                    continue
+                if any(_kept_trained(trajectories[tid].turns[i]) for i in carries(tid, p)):
+                    skipped.add(tid)  # a recovery or the answer stays trained: what the data
+                    continue  # must teach
                 left = set(carried[tid]) - masked[tid] - set(carries(tid, p))
                 if not left and len(dropped) >= allowed:
                     skipped.add(tid)
@@ -87,6 +88,12 @@ def cap_turns(
     context = {tid: tuple(sorted(trajectories[tid].turns[i].index for i in m))
                for tid, m in masked.items() if m and tid not in dropped}
     return context, dropped
+
+
+def _kept_trained(turn: Turn) -> bool:
+    """A turn no style cap makes context: a recovery (a working call after a fault) or the final
+    answer (without it a row never shows how a search ends)."""
+    return turn.label == "recovery" or (turn.call is not None and is_final(turn.call.name))
 
 
 def trained_share(kept: Sequence[str], trajectories: Mapping[str, Trajectory],

@@ -131,8 +131,8 @@ def run_filter(args: argparse.Namespace) -> int:
     if args.threshold is not None:
         changes["threshold"] = args.threshold
         changes["downweight_from"] = min(config.downweight_from, args.threshold)
-    if args.require_correct:
-        changes["require_correct"] = True
+    if args.require_correct is not None:
+        changes["require_correct"] = args.require_correct
     if args.no_question_dedup:
         changes["dedup_questions"] = 0.0
     if changes:

@@ -351,7 +351,8 @@ def filter_build(
     questions = load_questions(build, inputs)
     trajs = load_trajectories(build, inputs)
     scores = load_scores(build, inputs)
-    docs = corpus_documents(build)
+    wanted = reference is None or any(says_not_found(t.final_answer) for t in trajs)
+    docs = corpus_documents(build) if wanted else []  # the style reference, the "not found" check
     texts, source = reference_texts(reference, trajs, docs)
     if embedder is None and config.dedup_questions > 0:
         embedder = default_embedder(build)

@@ -85,8 +85,9 @@ def test_reruns_are_idempotent_and_config_changes_recompute(build: BuildDir,
     again = filter_build(build, FilterConfig(), force=True, **kw)
     assert "up_to_date" not in again
     assert (build.filtered / "part-00000.jsonl").read_bytes() == before
-    strict = filter_build(build, FilterConfig(require_correct=True), **kw)
-    assert strict["decisions"]["reasons"].get("incorrect", 0) > 0
+    assert again["decisions"]["reasons"].get("incorrect", 0) > 0  # wrong runs are no lesson
+    lenient = filter_build(build, FilterConfig(require_correct=False), **kw)
+    assert "incorrect" not in lenient["decisions"]["reasons"]
 
 
 def test_filter_needs_scores_and_reference_files_must_exist(build: BuildDir,
@@ -129,7 +130,7 @@ def test_help(command: str, capsys: Any) -> None:
     assert exit_.value.code == 0
     text = capsys.readouterr().out
     flags = {"score": ("--judge-url", "--judge-model", "--set"),
-             "filter": ("--threshold", "--reference", "--require-correct")}[command]
+             "filter": ("--threshold", "--reference", "--no-require-correct")}[command]
     assert all(f in text for f in flags)
 
 

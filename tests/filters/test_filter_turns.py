@@ -65,6 +65,7 @@ def test_failed_runs_are_dropped_and_counted(build: BuildDir) -> None:
     assert report["decisions"]["reasons"]["no-answer"] == len(unanswered)
     kept, _ = _filter(build, FilterConfig(min_tool_calls=0, min_useful_share=0.0,
                                           dedup_questions=0.0, keep_failed=True, balance_ratio=0,
+                                          require_correct=False,
                                           dedup_trajectories=0.0, pattern_cap_budget=0.0,
                                           threshold=1.0))
     assert kept["turns"]["failed_kept"] == len(unanswered)
