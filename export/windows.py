@@ -353,9 +353,8 @@ def _split(traj: Trajectory, question: str, cp: Checkpoint | None, carried: list
             )
         msgs, tokens, end = best
         out.append(window(context, own[start:end], msgs, tokens))
-        shown = [*context, *own[start:end]]
-        context = shown[-settings.keep_results:] if settings.keep_results else []
-        start, feed = end, None
+        context = [*context, *own[start:end]]  # the next window's prompt is the teacher's:
+        start, feed = end, None  # every earlier turn, old results elided as it saw them
     return out
 
 

@@ -162,3 +162,26 @@ def test_reasoning_is_kept_dropped_or_kept_last_in_every_layout() -> None:
     (*_, last) = turn_windows(traj, "Orvin 0, 1 or 2?", [1, 1, 1], [], WindowSettings(keep_results=KEEP))
     _, conv = conversation(list(last.messages))
     assert conv[-1]["value"].startswith("<think>\nWhy 2.\n\nStep 2.\n</think>\n\n{")
+
+
+def test_a_window_after_the_first_shows_every_turn_the_teacher_saw() -> None:
+    """A run with no checkpoint, cut into windows of at most keep_results trained turns: every
+    later window's prompt is the teacher's, from the first turn on (old results elided), not
+    the last few turns with no word of the ones before."""
+    from hopforge.export.windows import windows
+    from hopforge.synth.records import ToolCall, Trajectory, Turn
+
+    turns = tuple(
+        Turn(index=i, raw="", thought=f"Searching Orvin {i}.",
+             call=ToolCall(name="search", arguments={"query": f"Orvin {i}"}),
+             result=f"Results for \"Orvin {i}\":\n1. [doc_id: d{i}] Orvin {i}\n   text")
+        for i in range(9))
+    traj = Trajectory(tid="t", qid="q", teacher="openai:m", sample=0, turns=turns,
+                      system_prompt="S")
+    made = windows(traj, "Which Orvin?", [1] * 9, [], WindowSettings(keep_results=KEEP))
+    assert len(made) > 2
+    for w in made:
+        assert w.checkpoint == -1 and w.turns[0] == 0, w.turns
+        shown = [m["content"] for m in w.messages if m["role"] == "assistant"]
+        assert shown[0] == "Searching Orvin 0." and len(shown) == w.turns[-1] + 1
+    assert sorted(t for w in made for t in w.trained) == list(range(9))
