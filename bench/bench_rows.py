@@ -34,6 +34,7 @@ from hopforge.corpus.store import read_document_column
 
 _WORD = re.compile(r"\w+")
 _LAYOUTS = ("sft/hf", "sft/openai", "sft/trl", "sharegpt")
+EMPTY = ("not found", "none")  # the answers of a question with no answer, or an empty list
 
 
 def _words(text: str) -> set[str]:
@@ -126,7 +127,7 @@ def check_build(build: Path) -> dict[str, Any]:
                         if name == "answer":
                             counts["trained_answers"] += 1
                             said = str(args.get("answer", args.get("text", "")))
-                            if said.strip().lower() == "not found" and unchecked.get(tid):
+                            if said.strip().lower() in EMPTY and unchecked.get(tid):
                                 counts["unexhausted"] += 1
                                 problem = [*problem, "unexhausted"]
                         if problem and len(examples) < 3:
@@ -179,7 +180,7 @@ def _justify(name: str, args: dict[str, Any], context: str, titles: dict[str, st
             problems.append("thought_disagrees")
     elif name == "answer" and gold is not None:
         answer, kind = str(args.get("answer", args.get("text", ""))), gold[1]
-        if _norm(answer) != _norm(gold[0]) or (answer.strip().lower() == "not found"
+        if _norm(answer) != _norm(gold[0]) or (answer.strip().lower() in EMPTY
                                                and kind != "unanswerable"):
             problems.append("wrong_answers")
     return list(dict.fromkeys(problems))

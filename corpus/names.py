@@ -26,6 +26,7 @@ only after s, x, z, ch, sh or o: "hopes" does not name "hop").
 
 from __future__ import annotations
 
+import itertools
 import re
 from bisect import bisect_right
 from collections import Counter
@@ -43,6 +44,16 @@ _ES_AFTER = ("s", "x", "z", "ch", "sh", "o")
 _OPENERS = frozenset(".!?:;\"“(\n")  # a word after one of these opens a sentence or a quote
 _RUN = re.compile(r"\S+")
 _ONE_WORD = re.compile(r"\w+(?:['’]\w+)*")
+EVERYDAY_SHARE = 0.03
+_INITIAL = re.compile(r"[A-Z]")
+_PARTICLES = frozenset(["of", "the", "for", "de", "del", "der", "den", "van", "von", "du", "la",
+                        "le", "da", "di", "y"])  # inside a name: "Leader of the Opposition"
+_NAME_WORD = re.compile(r"\w+(?:['’-]\w+)*")  # "Hanna-Barbera" is one word of a name
+_CAPITAL = re.compile(r"(?<![\w'’-])[^\W\d_][\w'’-]*")
+_NOT_NAMES = frozenset(["january", "february", "march", "april", "may", "june", "july",
+                        "august", "september", "october", "november", "december", "monday",
+                        "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+                        "i'd", "i'm", "i've", "i'll", "i’d", "i’m", "i’ve", "i’ll"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,10 +79,15 @@ def fold(text: str) -> str:
     return "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
 
 
+def without_parenthesis(title: str) -> str:
+    """`title` without a trailing parenthesis ("Edsel Ford (poet)" -> "Edsel Ford")."""
+    return _PARENTHETICAL.sub("", title)
+
+
 def doc_names(doc: Document) -> list[str]:
     """A document's title, aliases and title without a trailing parenthesis, as written."""
     out: list[str] = []
-    for form in (doc.title, *doc.aliases, _PARENTHETICAL.sub("", doc.title)):
+    for form in (doc.title, *doc.aliases, without_parenthesis(doc.title)):
         form = " ".join(form.split()).strip(" ,")
         if form and form not in out:
             out.append(form)
@@ -126,6 +142,20 @@ class NameIndex:
                    and k not in self.capitalized]
                 + [k for k in self.capitalized if lower_df[k] >= lower_docs])
         self.titles: Counter[str] = Counter(name_key(d.title) for d in docs)
+        self._texts = [d.text for d in docs]
+        self._everyday: frozenset[str] | None = None
+
+    def everyday(self) -> frozenset[str]:
+        """Capitalized words in more than `EVERYDAY_SHARE` of the documents (and more than 20):
+        the corpus's everyday vocabulary ("American" in Wikipedia's film stubs), not a name a
+        reader looks up."""
+        if self._everyday is None:
+            df: Counter[str] = Counter()
+            for text in self._texts:
+                df.update({w for w in _CAPITAL.findall(text) if w[0].isupper()})
+            limit = max(20, EVERYDAY_SHARE * len(self._texts))
+            self._everyday = frozenset(w for w, n in df.items() if n > limit)
+        return self._everyday
 
     @staticmethod
     def _usable(key: str, min_chars: int) -> bool:
@@ -188,6 +218,67 @@ class NameIndex:
             out.append(NameHit(doc=hit.doc, surface=hit.surface, start=hit.start,
                                docs=hit.docs, key=hit.key, common=hit.key in self.common))
         return out
+
+    def unlisted(self, text: str, *, own: str = "") -> list[tuple[str, int]]:
+        """(name, where) of the names `text` shows that name no document, in text order, once
+        each: the ones a reader must rule out with a search before saying which names of a page
+        are entries. A name here is a run of capitalized words, joined by single spaces or by a
+        particle or two ("Bosonid Boso the Elder", "Leader of the Opposition"); leading
+        stopwords are dropped ("In France"); a lone word that opens a sentence, a lone word of
+        the corpus's everyday vocabulary (`everyday`), a month or a weekday, the text's
+        own subject (the run that opens it, or one with two words of its title `own`), and any
+        run that overlaps a corpus name are not."""
+        covered = [(h.start, h.start + len(h.surface)) for h in self._scan(text, any_case=True)]
+        starts = [a for a, _ in covered]
+        own_words = {w.lower() for w in _NAME_WORD.findall(own)}
+        words = list(_NAME_WORD.finditer(text))
+        everyday = self.everyday()
+        out: dict[str, tuple[str, int]] = {}
+        i = 0
+        while i < len(words):
+            if not words[i].group(0)[:1].isupper():
+                i += 1
+                continue
+            run, j = [words[i]], i + 1
+            while j < len(words) and text[run[-1].end():words[j].start()] in (
+                    " ", ". " if _INITIAL.fullmatch(run[-1].group(0)) else " "):  # "Joe E. Brown"
+                word = words[j].group(0)
+                if word[:1].isupper():
+                    run.append(words[j])
+                    j += 1
+                else:  # one or two particles, then a capitalized word: "Leader of the Opposition"
+                    n = next((n for n in (1, 2) if j + n < len(words)
+                              and all(w.group(0) in _PARTICLES for w in words[j:j + n])
+                              and words[j + n].group(0)[:1].isupper()
+                              and all(text[a.end():b.start()] == " "
+                                      for a, b in itertools.pairwise(words[j:j + n + 1]))), 0)
+                    if not n:
+                        break
+                    run += words[j:j + n + 1]
+                    j += n + 1
+            i = j
+            opens = text[:run[0].start()].rstrip(" ").rstrip("”\"’)")[-1:] in ("", *_OPENERS)
+            while run and run[0].group(0).lower() in STOPWORDS:
+                run, opens = run[1:], False
+            while run and (run[-1].group(0).lower() in _PARTICLES
+                           or run[-1].group(0).lower() in STOPWORDS):  # "World War I. It"
+                run = run[:-1]
+            if not run or (opens and len(run) == 1):
+                continue
+            start, end = run[0].start(), run[-1].end()
+            name = re.sub(r"['’]s$", "", text[start:end])
+            key = name_key(name)
+            k = bisect_right(starts, end) - 1
+            said = {w.lower() for w in _NAME_WORD.findall(name)}
+            # the subject's own name: "Robert Francis Boyle" on the page "Robert F. Boyle"
+            own_name = said <= own_words or len(said & own_words - STOPWORDS - _PARTICLES) >= 2
+            if (len(name) < 3 or key in self.owners or key in self.titles or key in out
+                    or key in _NOT_NAMES or own_name or run[0] is words[0]
+                    or (len(run) == 1 and run[0].group(0) in everyday)
+                    or any(a < end and start < b for a, b in covered[max(0, k - 3):k + 1])):
+                continue
+            out[key] = (name, start)
+        return list(out.values())
 
     def mentioned(self, text: str, *, exclude: str = "") -> list[str]:
         """The doc_ids `text` names unambiguously, first mention first (common names too)."""

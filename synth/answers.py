@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from hopforge.synth.records import NOT_FOUND, Question
+from hopforge.synth.records import NONE, NOT_FOUND, Question
 from hopforge.synth.reward import grade, list_items, normalize_answer, says_not_found
 
 __all__ = ["answer_type", "answers_match", "gold_answers", "grade_answer", "list_items",
@@ -23,7 +23,7 @@ def unanswerable(question: Question) -> bool:
     """True when the right answer is a justified "not found"."""
     spec = question.spec
     return (question.kind == "unanswerable" or bool(spec and spec.unanswerable)
-            or normalize_answer(question.answer) == normalize_answer(NOT_FOUND))
+            or normalize_answer(question.answer) in (NOT_FOUND, NONE))
 
 
 def answer_type(question: Question) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
-from hopforge.synth.reward import NOT_FOUND  # noqa: F401 - the constant lives with the reward
+from hopforge.synth.reward import NONE, NOT_FOUND  # noqa: F401 - the constants live with the reward
 
 ANSWER_TYPES: tuple[str, ...] = ("title", "year", "count", "list", "not_found")
 Termination = Literal["answer", "max_turns", "repetition", "no_progress", "context_limit", "error"]

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 NOT_FOUND = "not found"  # the answer of an unanswerable question: a justified stop
+NONE = "none"  # the answer of a list question no member of its set meets
 
 _PUNCT = frozenset(string.punctuation) | frozenset("‘’“”–—…«»")
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -56,13 +57,14 @@ def grade(answer: str, targets: Sequence[str], answer_type: str = "") -> float:
     """1.0 when `answer` is right for a question whose gold answer and aliases are `targets`.
 
     `answer_type` is the question's (`list`, `not_found`, ...); empty means unknown, and then a
-    target holding ";" is read as a list and a target "not found" as an unanswerable question.
+    target holding ";" is read as a list and a target "not found" (or "none") as an unanswerable
+    question.
     """
     if not answer.strip():
         return 0.0
     golds = [str(t) for t in targets if normalize_answer(str(t))]
     if not answer_type:
-        if any(normalize_answer(t) == NOT_FOUND for t in golds):
+        if any(normalize_answer(t) in (NOT_FOUND, NONE) for t in golds):
             answer_type = "not_found"
         elif any(";" in t for t in golds):
             answer_type = "list"

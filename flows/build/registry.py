@@ -129,7 +129,8 @@ class Questions(Stage):
     def run(self, context: BuildContext, progress: Progress = None) -> dict[str, Any]:
         config = context.config
         runs = config.stages["trajectories"]  # the mix keeps only tasks a run can finish
-        limits = TurnLimits(max_turns=runs.max_turns, no_progress=runs.no_progress_turns)
+        limits = TurnLimits(max_turns=runs.max_turns, no_progress=runs.no_progress_turns,
+                            faults=runs.faults.total)
         report = run_questions_build(context.build, config.stages[self.name],
                                      teacher=context.teacher(), progress=progress,
                                      limits=limits)

@@ -194,7 +194,8 @@ class BuildConfig:
         runs = self.stages.get("trajectories")
         if runs is not None:  # the mix keeps only tasks a run can finish (questions.TurnLimits)
             parts["questions"]["limits"] = {"max_turns": runs.max_turns,
-                                            "no_progress": runs.no_progress_turns}
+                                            "no_progress": runs.no_progress_turns,
+                                            "faults": runs.faults.total}
         return {stage: digest(parts[stage]) for stage in STAGES}
 
     def config_hash(self) -> str:

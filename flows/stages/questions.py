@@ -132,14 +132,19 @@ def run_questions_build(
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class TurnLimits:
-    """What a trajectory may take: `max_turns` in all, `no_progress` turns without new gold."""
+    """What a trajectory may take: `max_turns` in all, `no_progress` turns without new gold,
+    with tool faults at rate `faults` (each met about once per call, a persistent one up to three
+    times: the same factor 1 + 3 x faults the trajectory stage's no-progress window grows by)."""
 
     max_turns: int
     no_progress: int
+    faults: float = 0.0
 
     def mix(self, config: QuestionConfig) -> QuestionConfig:
-        """`config` with its max_calls no higher than a run's turns."""
-        top = min(config.max_calls or self.max_turns, self.max_turns)
+        """`config` with its max_calls no higher than a run can make with its retries: a task of
+        min_calls 64 cannot finish in 64 turns once a fault is met."""
+        turns = max(1, int(self.max_turns / (1.0 + 3.0 * self.faults)))
+        top = min(config.max_calls or turns, turns)
         return dataclasses.replace(config, max_calls=max(top, config.min_calls))
 
     @property

@@ -23,7 +23,7 @@ from hopforge.synth.answers import list_items, normalize_answer
 from hopforge.synth.diversity import jaccard, shingles
 from hopforge.synth.questions.families import family_of
 from hopforge.synth.questions.graph import CorpusGraph, names, years
-from hopforge.synth.records import NOT_FOUND, Question, Spec
+from hopforge.synth.records import NONE, NOT_FOUND, Question, Spec
 
 if TYPE_CHECKING:
     from datasketch import MinHash
@@ -98,7 +98,7 @@ def leak(q: Question, graph: CorpusGraph) -> str:
     """The answer or hidden name that the question text gives away, or ""."""
     text = q.question
     forms: list[str] = []
-    if q.answer != NOT_FOUND and (q.spec is None or q.spec.answer_type != "list"):
+    if q.answer not in (NOT_FOUND, NONE) and (q.spec is None or q.spec.answer_type != "list"):
         forms += [q.answer, *q.answer_aliases]
     for doc_id in _hidden(q):
         forms += names(graph.docs[doc_id])
@@ -122,7 +122,8 @@ def answer_type_problem(q: Question, graph: CorpusGraph) -> str:
         return "no_spec"
     kind = spec.answer_type
     if kind == "not_found":
-        return "" if q.answer == NOT_FOUND and spec.unanswerable else "not_found_without_reason"
+        return "" if q.answer in (NOT_FOUND, NONE) and spec.unanswerable else (
+            "not_found_without_reason")
     if kind == "title":
         ok = normalize_answer(q.answer) in {normalize_answer(n)
                                             for n in names(graph.docs[spec.target])}
@@ -152,7 +153,7 @@ def placeholder(text: str, graph: CorpusGraph) -> str:
 
 def ungrounded(q: Question, graph: CorpusGraph) -> str:
     """The first part of the spec the text does not carry, or "": a named start, a phrase
-    clue's words and an entity clue's title, which no wording can replace. (How a composer
+    clue's words and the name an entity clue quotes, which no wording can replace. (How a composer
     words a date or a number is the read-back check's to compare.)"""
     spec = q.spec
     assert spec is not None
@@ -161,7 +162,7 @@ def ungrounded(q: Question, graph: CorpusGraph) -> str:
     needed += [graph.title(s.doc) for s in spec.steps if s.relation == "start"]
     needed += [spec.pattern] if spec.pattern else []
     clues = [s.fact for s in spec.steps if s.fact] + ([spec.condition] if spec.condition else [])
-    needed += [graph.title(c.target) for c in clues if c.kind == "entity" and c.target]
+    needed += [c.key for c in clues if c.kind == "entity" and c.target]
     for part in needed:
         if part.lower() not in low:
             return part

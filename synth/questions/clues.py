@@ -7,7 +7,10 @@ passes its test and no rival does. The tests read the facts of synth/questions/f
 - number: a number fact with the unit `key`, its quantity above or below a round bound
   ("with more than 20 seasons");
 - category: the corpus's category tag `value`;
-- entity: a mention of the document `target` ("directed by “Laurent Tirard”");
+- entity: a mention of the document `target` by the name the clue quotes, `key` ("directed by
+  “Laurent Tirard”"): its title, or the alias the text writes where it does not write the
+  title (a documentation page names "Built-in Exceptions" as `UnicodeDecodeError`), so that a
+  reader's `find` for the quoted name sees it;
 - phrase: the words `value` in the text (the fallback).
 """
 
@@ -18,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from hopforge.corpus.matching import matches
-from hopforge.corpus.names import NameIndex
+from hopforge.corpus.names import NameIndex, doc_names, name_key, without_parenthesis
 from hopforge.corpus.records import Document
 from hopforge.synth.questions.facts import (
     PAST,
@@ -74,6 +77,7 @@ class FactBook:
                 elif f.kind == "category":
                     self.categories.setdefault(doc_id, set()).add(f.value.lower())
         self._mentioned: dict[str, set[str]] = {}
+        self._named_as: dict[str, set[tuple[str, str]]] = {}
         self._order: dict[str, list[str]] = {}
         self._share: float | None = None
 
@@ -110,6 +114,28 @@ class FactBook:
             self._order[doc_id] = self.names.mentioned(doc.text, exclude=doc_id)
         return self._order[doc_id]
 
+    def named_as(self, doc_id: str) -> set[tuple[str, str]]:
+        """(document, name key) of every name `doc_id`'s text writes that names a document."""
+        if doc_id not in self._named_as:
+            doc = self.docs[doc_id]
+            self._named_as[doc_id] = {(h.doc, h.key) for h in self.names.find(
+                doc.text, exclude=doc_id) if h.doc}
+        return self._named_as[doc_id]
+
+    def quoted(self, fact: Fact) -> str:
+        """The name an entity clue quotes for `fact`, as the text writes it: the target's title,
+        the title without its parenthesis (a name of the target alone, or the name index would
+        not have resolved it), or the alias, as the target lists it."""
+        target = self.docs[fact.target]
+        hits = self.names.find(fact.value)
+        key = hits[0].key if hits else name_key(fact.value)
+        if key == name_key(target.title):
+            return target.title
+        cut = without_parenthesis(target.title)  # the text writes "Rich Man, Poor Man" for
+        if key == name_key(cut):  # "Rich Man, Poor Man (novel)": a name of this one alone
+            return cut
+        return next((n for n in doc_names(target) if name_key(n) == key), fact.value)
+
     def holds(self, clue: Clue, doc_id: str, *, every: bool = False) -> bool:
         """Whether document `doc_id` passes `clue`'s test: a date or number clue when one of
         the years or quantities it states for the relation or unit lies within the bounds
@@ -123,8 +149,9 @@ class FactBook:
             return bool(values) and test(_within(v, clue) for v in values)
         if clue.kind == "category":
             return clue.key in self.categories.get(doc_id, set())
-        if clue.kind == "entity":
-            return clue.target in self.mentioned(doc_id)
+        if clue.kind == "entity":  # by the name the clue quotes (a title: also without its
+            names = {name_key(clue.key), name_key(without_parenthesis(clue.key))}  # parenthesis)
+            return any(d == clue.target and k in names for d, k in self.named_as(doc_id))
         return matches(self.docs[doc_id].text, clue.value)
 
     def picks(self, clue: Clue, doc_id: str, rivals: Iterable[str]) -> bool:
@@ -147,7 +174,7 @@ class FactBook:
                 out += date_clues(f, key)
         for f in self.of(doc_id, "entity"):
             if f.target not in hidden and f.target != doc_id:
-                out.append(entity_clue(f, self.docs[f.target].title))
+                out.append(entity_clue(f, self.quoted(f)))
         for f in self.of(doc_id, "number"):
             key = self.key_of.get(f)
             if key:
@@ -228,17 +255,18 @@ def number_clues(fact: Fact, unit: str) -> list[Clue]:
     return out
 
 
-def entity_clue(fact: Fact, title: str) -> Clue:
-    """A mention of another document, with the relation's verb when it has one."""
+def entity_clue(fact: Fact, name: str) -> Clue:
+    """A mention of another document by `name` (FactBook.quoted), with the relation's verb
+    when it has one."""
     key = relation_key(fact.relation)
     words = fact.relation.split()
     if key and happening(key) and words and words[-1].lower() in ("by", "in", "at", "for",
                                                                    "with", "to", "of"):
-        shown = f"whose subject {verb(fact, key)} {words[-1].lower()} “{title}”"
+        shown = f"whose subject {verb(fact, key)} {words[-1].lower()} “{name}”"
     else:
-        shown = f"whose text mentions “{title}”"
+        shown = f"whose text mentions “{name}”"
     return Clue(kind="entity", relation=fact.relation, value=fact.value, evidence=fact.evidence,
-                target=fact.target, key=fact.value, shown=shown)
+                target=fact.target, key=name, shown=shown)
 
 
 def phrase_clue(doc: Document, phrase: str) -> Clue:

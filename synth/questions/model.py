@@ -20,7 +20,7 @@ from hopforge.synth import prompts
 from hopforge.synth.answers import answers_match, list_items, says_not_found
 from hopforge.synth.questions.families import family_of
 from hopforge.synth.questions.graph import CorpusGraph
-from hopforge.synth.records import NOT_FOUND, Question, Spec
+from hopforge.synth.records import NONE, NOT_FOUND, Question, Spec
 from hopforge.synth.teacher.chat import ChatModel, Message, ModelResponseError
 from hopforge.synth.teacher.wire import json_schema_format
 
@@ -133,7 +133,7 @@ def misread(spec: Spec, reading: Reading, graph: CorpusGraph) -> str:
     family = family_of(spec)
     starts = {_norm(graph.title(s.doc)) for s in spec.steps if s.relation == "start"}
     clues = family.read_back(spec)
-    literal = {_norm(c.value if c.kind == "phrase" else graph.title(c.target))
+    literal = {_norm(c.value if c.kind == "phrase" else c.key)
                for c in clues if c.kind in ("phrase", "entity")}
     named = {_norm(n) for n in reading.named}
     read = [(" ".join(p.lower().split()), d) for p, d in reading.clues]
@@ -172,7 +172,7 @@ def describe(spec: Spec, graph: CorpusGraph) -> str:
 
 def correct(reply: str, q: Question) -> bool:
     """Whether a short reply gives the question's answer (a list: the same items)."""
-    if q.answer == NOT_FOUND:
+    if q.answer in (NOT_FOUND, NONE):
         return says_not_found(reply)
     if q.spec is not None and q.spec.answer_type == "list":
         return list_items(reply) == list_items(q.answer)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from hopforge.corpus.names import NameIndex
 from hopforge.corpus.tools import tool_named
-from hopforge.synth.records import NOT_FOUND, Spec, ToolCall, Trajectory
+from hopforge.synth.records import NONE, NOT_FOUND, Spec, ToolCall, Trajectory
 
 _WORD = re.compile(r"\w+")
 _TOKEN = re.compile(r"[^\s\[\](){}<>,;\"'|=]+")  # doc_id-like runs: split at brackets and quotes
@@ -31,7 +31,7 @@ def call_words(call: ToolCall) -> tuple[list[str], list[str]]:
     words = tool.typed_words(call.arguments)
     if tool.final:  # a count is computed, not read; the not-found marker is no reading
         said = " ".join(str(call.arguments.get(a) or "") for a in tool.typed).strip()
-        words = [] if said.lower() == NOT_FOUND else [w for w in words if not w.isdigit()]
+        words = [] if said.lower() in (NOT_FOUND, NONE) else [w for w in words if not w.isdigit()]
     return words, tool.named_docs(call.arguments)
 
 

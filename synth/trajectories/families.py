@@ -18,12 +18,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hopforge.corpus.matching import matches
-from hopforge.corpus.names import index_for, name_key
+from hopforge.corpus.names import index_for, name_key, without_parenthesis
 from hopforge.corpus.records import Document
+from hopforge.corpus.tools import normalize_text
+from hopforge.synth.annotate import normalize_call
 from hopforge.synth.questions.facts import LIFE_KEYS
 from hopforge.synth.questions.families import family_of
-from hopforge.synth.records import NOT_FOUND, Clue, Question, Spec, Step, ToolCall
-from hopforge.synth.trajectories.reading import Move, Reader, keywords
+from hopforge.synth.records import NONE, NOT_FOUND, Clue, Question, Spec, Step, ToolCall
+from hopforge.synth.trajectories.reading import MAX_SENDS, Move, Reader, keywords
 from hopforge.synth.trajectories.voice import Note, Voice
 
 GIVE_UP = NOT_FOUND  # a trajectory that cannot go on says so, like an unanswerable one
@@ -82,7 +84,6 @@ def legacy_spec(question: Question, docs: Mapping[str, Document]) -> Spec:
                 target=route[-1] if route else "")
 
 
-_PAREN = re.compile(r"\s*\([^()]*\)\s*$")
 _HEADER = re.compile(r"^.*\[doc_id: [^\]]+\] page \d+ \(pages 0-\d+\)\s*")
 _FOOTER = re.compile(r"\s*\((?:more: open doc_id=\S+ page=\d+|end of document)\)\s*$")
 
@@ -129,6 +130,34 @@ class Plans:
                 found[hit.doc] = hit.surface
         return list(found.items())
 
+    def shown(self, doc_id: str, page: int | None = None) -> list[tuple[str, str]]:
+        """(doc_id, name as written) of every name the pages read of `doc_id` (or its page
+        `page` alone) show, in text order: the documents of `mentions`, and ("", name) for a
+        name that names no document (NameIndex.unlisted), which the run rules out with a
+        search before passing it over."""
+        pages = sorted(self.r.pages.get(doc_id, {}).items())
+        body = " ".join(_body(text) for n, text in pages if page is None or n == page)
+        found: dict[str, tuple[int, str, str]] = {}
+        for hit in self.names.find(body, exclude=doc_id):
+            if hit.doc and hit.doc not in found:
+                found[hit.doc] = (hit.start, hit.doc, hit.surface)
+        named = [*found.values(), *((at, "", name) for name, at in self.names.unlisted(
+            body, own=self.r.title(doc_id)))]
+        return [(d, name) for _, d, name in sorted(named, key=lambda x: x[0])]
+
+    def rule_out(self, name: str) -> Move:
+        """Search a name a page shows that may be an entry: True when the results (more of
+        them after a failure) showed none titled so, False when the search kept failing."""
+        if (normalize_text(name), self.r.k) in self.r.tried:
+            return True  # searched before: its results are in view
+        ids = yield from self.r.search(name, situation="rule_out", what=name)
+        sent = self.r.sent[normalize_call(ToolCall(name="search", arguments={"query": name}))]
+        if not ids and sent < MAX_SENDS - 1:  # the same words once more, with more results
+            ids = yield from self.r.search(name, k=self.r.wide_k, situation="widen", what=name,
+                                           title=name)
+        self.r.note("no_entry" if ids else "unchecked", name=name)
+        return bool(ids)
+
     def named(self, doc_id: str) -> str:
         """How the question names a start: as `surface` does, or by a name other documents
         share when it is this one's whole title (a search for it shows the one titled so)."""
@@ -170,30 +199,44 @@ class Plans:
     def read_for(self, via: str, doc_id: str) -> Move:
         """Read `via` until `doc_id` is mentioned in what was read (or to its end)."""
         yield from self.r.read_until(via, lambda t: self.surface(doc_id, t)[1] >= 0)
-        seen = [n for _, n in self.mentions(via)]
+        last = max(self.r.pages.get(via, {0: ""}))
+        seen = [n for _, n in self.shown(via, last)]  # what the page just read shows
         if seen:
-            self.r.note("page", page=str(max(self.r.pages.get(via, {0: ""}))),
-                        title=self.r.title(via), names=", ".join(seen[:4]))
+            self.r.note("page", page=str(last), title=self.r.title(via), names=", ".join(seen[:4]))
 
-    def candidates(self, via: str, target: str) -> list[str]:
-        """The documents `via` names to check for a clue, in text order up to the target: each
-        one before it is ruled out by a tool result, none is skipped."""
-        order = [d for d, _ in self.mentions(via)]
-        return order[: order.index(target) + 1] if target in order else order
+    def candidates(self, via: str, target: str) -> list[tuple[str, str]]:
+        """The names `via` shows to check for a clue, in text order up to the target's: each
+        one before it is ruled out by a tool result (a name of no document by a search that
+        shows none titled so), none is skipped."""
+        order = self.shown(via)
+        ids = [d for d, _ in order]
+        return order[: ids.index(target) + 1] if target and target in ids else order
 
     def pattern(self, clue: Clue | None, phrase: str) -> str:
         """What `find` looks for to check a clue: the question's own words for it."""
         if clue is None or clue.kind == "phrase":
             return phrase or (clue.value if clue else "")
         if clue.kind == "entity" and clue.target in self.docs:
-            # the title as the question quotes it, without a disambiguating parenthesis
-            return _PAREN.sub("", self.docs[clue.target].title) or self.docs[clue.target].title
+            # the name the question quotes, without a disambiguating parenthesis
+            name = clue.key or self.docs[clue.target].title
+            return without_parenthesis(name) or name
         return clue.key
 
     def criterion(self, clue: Clue | None, phrase: str) -> str:
         """The clue as the notes state it."""
         quoted = f'"{self.pattern(clue, phrase)}"'
         return quoted if clue is None or clue.kind == "phrase" else f"{quoted} ({clue.shown})"
+
+    def seen(self, doc_id: str, clue: Clue | None, phrase: str) -> str:
+        """What the run was shown of `doc_id` that meets the clue, quoted: a date or number as
+        the text writes it ("20 April 1960", not the word "died"), else the clue's words."""
+        if clue is not None and clue.kind in ("date", "number") and clue.value:
+            read = "\n".join([self.r.text(doc_id), *self.r.found.get(doc_id, [])])
+            year = re.findall(r"\d{4}", clue.value)[-1:] if clue.kind == "date" else []
+            for said in (clue.value, *year):
+                if matches(read, said):
+                    return f'"{said}"'
+        return self.criterion(clue, phrase)
 
     def shows(self, clue: Clue | None, phrase: str, text: str) -> bool:
         """Whether `text` shows what the clue needs of the right document: the fact's value
@@ -220,7 +263,7 @@ class Plans:
         has, lines = yield from self.r.contains(cand, pattern)
         if not has and clue is not None and clue.kind == "date" and clue.key in LIFE_KEYS:
             # a life's dates stand in parentheses after the name, without the word: the lead
-            yield from self.r.read_until(cand, lambda t: True)
+            yield from self.r.read_until(cand, lambda t: True, first="open_wrong")
             return want  # the plan's fact: its years stand in the lead just read
         if not want:
             return False
@@ -240,12 +283,16 @@ class Plans:
             yield from self.r.read_until(via, lambda t: False, all_pages=True)
         else:
             yield from self.read_for(via, target)
-        cands = [d for d, _ in self.mentions(via)] if exhaust else self.candidates(via, target)
+        cands = self.shown(via) if exhaust else self.candidates(via, target)
         clue, phrase = step.fact, step.phrase
         quoted = self.criterion(clue, phrase) if clue or phrase else "the next link"
         self.book.open = ("o_link", {"via": self.r.title(via), "pattern": quoted})
-        for n, cand in enumerate(cands):
-            self.book.left = [self.title_in(via, c) for c in cands[n + 1:]]
+        for n, (cand, name) in enumerate(cands):
+            self.book.left = [c for _, c in cands[n + 1:]]
+            if not cand:  # a name of no document: a search shows there is none
+                if (yield from self.rule_out(name)):
+                    self.book.ruled_out += 1
+                continue
             if not (yield from self.reach(via, cand)):
                 continue
             want = cand == target and bool(target)
@@ -254,7 +301,7 @@ class Plans:
                 self.book.left = []
                 fact = "f_phrase" if clue or phrase else "f_link"
                 self.book.facts.append(((fact, {"via": self.r.title(via), "title": self.r.title(cand),
-                                                "pattern": quoted}), cand))
+                                                "pattern": self.seen(cand, clue, phrase)}), cand))
                 return cand
             self.book.ruled_out += 1
             if n + 1 < len(cands):
@@ -283,7 +330,8 @@ class Plans:
         yield from plan()
 
     def not_found(self) -> Move:
-        """Answer `not found`, saying what the run itself checked (never the spec's reason)."""
+        """Answer `not found` (a list: `none`), saying what the run itself checked (never the
+        spec's reason)."""
         book = self.book
         if book.total:
             why = f"{book.checked} of {book.total} checked, none matches"
@@ -292,7 +340,8 @@ class Plans:
                    "none matches")
         else:
             why = "what I read names nothing that matches"
-        yield from self.answer("not_found", NOT_FOUND, why=why)
+        empty = self.spec.operation == "list"  # a list no member of the set belongs to
+        yield from self.answer("not_found", NONE if empty else NOT_FOUND, why=why)
 
     def chain(self) -> Move:
         steps = [s for s in self.spec.steps if s.doc or s.relation != "start"]
@@ -450,26 +499,31 @@ class Plans:
             yield from self.answer("give_up", GIVE_UP)
             return
         yield from self.r.read_until(spec.start, lambda t: False, all_pages=True)
-        level = [(d, n, spec.start) for d, n in self.mentions(spec.start)]
+        level = [(d, n, spec.start) for d, n in self.shown(spec.start)]
         # documents of the set, or pages listing it, that the run could not reach or read whole
         unread: list[str] = [] if self.r.read_whole(spec.start) else [spec.start]
         if spec.scope == "links2":
             outer, level, seen = level, [], {spec.start}
             self.book.open = ("o_links2", {"title": self.r.title(spec.start)})
-            for d, _, via in outer:
+            for d, name, via in outer:
+                if not d:  # a name of no document: nothing of the set to read there
+                    yield from self.rule_out(name)
+                    continue
                 if not (yield from self.reach(via, d)):
                     unread.append(d)  # its names stay unknown: no count can be given
                     continue
                 yield from self.r.read_until(d, lambda t: False, all_pages=True)
                 if not self.r.read_whole(d):
                     unread.append(d)
-                level += [(x, n, d) for x, n in self.mentions(d) if x not in seen]
-                seen.update(x for x, _, _ in level)
+                level += [(x, n, d) for x, n in self.shown(d) if x not in seen]
+                seen.update(x for x, _, _ in level if x)
         wanted = set(spec.items)
-        items = list({d: (d, n, v) for d, n, v in level if d in wanted}.values())
+        # the set's documents and, in their places, the names of no document to rule out
+        items = list({d or name_key(n): (d, n, v) for d, n, v in level
+                      if d in wanted or not d}.values())
         values = {s.doc: s.value for s in spec.steps if s.relation == "item"}
         book = self.book
-        if not items:  # the lists did not come through: nothing is known to be missing
+        if not any(d for d, _, _ in items):  # the lists did not come through: nothing is known
             yield from self.give_up_set(unread or [spec.start])
             return
         book.total = len(items)
@@ -480,8 +534,12 @@ class Plans:
                                  "pattern": self.criterion(cond, spec.pattern)})
         found: dict[str, int] = {}
         matching = set(spec.matching)
-        for n, (d, _, via) in enumerate(items):
+        for n, (d, name, via) in enumerate(items):
             book.left = [name for _, name, _ in items[n + 1:]]
+            if not d:  # a name of no document: not in the set once a search shows none
+                yield from self.rule_out(name)
+                book.checked += 1
+                continue
             if not (yield from self.reach(via, d)):
                 unread.append(d)
             else:

@@ -4,8 +4,9 @@ Each move is a generator that yields (thought, call) and is sent the tool's resu
 move types comes from text it was shown: a name is searched as it appears in the question or a
 page, a doc_id is one a result listed, a phrase is one the question quotes. The map (the spec
 and the link graph) only says which of the shown options to take. Every fault kind gets a
-visible reaction: a timeout is retried, an empty search rephrased, a cut or re-laid result read
-again, and a call that keeps failing is replaced by another way to the same text.
+visible reaction: a timeout or an empty page or find is retried, an empty search rephrased, a
+cut or re-laid result read again, and a call that keeps failing is replaced by another way to
+the same text.
 """
 
 from __future__ import annotations
@@ -141,7 +142,7 @@ class Reader:
             if last or (kind == "empty" and call.name == "search"):
                 break  # the caller rephrases or goes another way
             self.sent[key] += 1
-            again = "retry" if kind == "timeout" else "reread"
+            again = "retry" if kind in ("timeout", "empty") else "reread"  # empty: a find, a page
             obs = yield self.say(again, what=self.named(call)), call
             self._observe(obs)
         return obs
@@ -201,12 +202,13 @@ class Reader:
             self.note("miss", title=name)
         return False
 
-    def read_page(self, doc_id: str, page: int) -> Move:
-        """Open one page; its text when it came through, else ""."""
+    def read_page(self, doc_id: str, page: int, first: str = "open") -> Move:
+        """Open one page; its text when it came through, else "". `first`: the situation of
+        opening page 0 ("open_wrong" when what was seen so far does not yet show the point)."""
         args: dict[str, Any] = {"doc_id": doc_id}
         if page:
             args["page"] = page
-        situation = "open_more" if page else "open"
+        situation = "open_more" if page else first
         call = ToolCall(name="open", arguments=args)
         if self.sent[normalize_call(call)] >= MAX_SENDS:
             return ""  # asked as often as a reader would: it does not come through
@@ -227,12 +229,13 @@ class Reader:
         self.pages.setdefault(doc_id, {})[page] = obs
         return obs
 
-    def read_until(self, doc_id: str, done: Any, all_pages: bool = False) -> Move:
+    def read_until(self, doc_id: str, done: Any, all_pages: bool = False,
+                   first: str = "open") -> Move:
         """Read pages in order until `done(text read so far)` or the last page; the text read."""
         page = 0
         while True:
             if page not in self.pages.get(doc_id, {}):
-                yield from self.read_page(doc_id, page)
+                yield from self.read_page(doc_id, page, first)
             text = self.text(doc_id)
             if (not all_pages and done(text)) or page >= self.last_page.get(doc_id, page):
                 return text

@@ -94,3 +94,19 @@ def test_the_find_tool_matches_whole_words() -> None:
     found = tools.find("a", "rally").text
     assert found.startswith("1 line(s) match") and "line 2" in found
     assert tools.find("a", "rall").text.startswith("No match")
+
+
+def test_names_of_no_document_are_the_capitalized_runs_left() -> None:
+    """What a reader must rule out with a search: every capitalized run that names no document,
+    once, in text order; not a corpus name, nor a lone word opening a sentence, nor a month."""
+    docs = [Document(doc_id="t", title="The Tender Years", source="t",
+                     text=("The Tender Years is a 1948 American drama film directed by Harold "
+                           "D. Schuster, written by Abem Finkel, and starring Joe E. Brown and "
+                           "Noreen Nash. It was released in January by the Duke of York. "
+                           "Finkel also wrote it. Noreen Nash sang.")),
+            Document(doc_id="h", title="Harold D. Schuster", source="t", text="A director.")]
+    names = NameIndex(docs)
+    found = names.unlisted(docs[0].text, own=docs[0].title)
+    assert [n for n, _ in found] == ["American", "Abem Finkel", "Joe E. Brown", "Noreen Nash",
+                                     "Duke of York"]
+    assert all(docs[0].text[at:at + len(n)] == n for n, at in found)

@@ -31,7 +31,7 @@ def test_not_found_before_every_member_was_checked_is_never_trained(tmp_path: Pa
             named = {str(x.call.arguments.get("doc_id")) for x in t.turns if x.call}
             runs[t.tid] = (t, members[t.qid] - named)
     gave_up = {tid for tid, (t, left) in runs.items()
-               if t.final_answer.lower() == "not found" and left}
+               if t.final_answer.lower() in ("not found", "none") and left}
     assert gave_up, "no run gave up on a set: the faults made no give-up to test"
 
     decisions = {}
@@ -44,6 +44,7 @@ def test_not_found_before_every_member_was_checked_is_never_trained(tmp_path: Pa
             final = runs[tid][0].turns[-1].index
             assert final in decisions[tid]["context_turns"], decisions[tid]
             assert "answer-context:" in decisions[tid]["reason"]
+            assert decisions[tid]["answer_trained"] is False
 
     trained_answers = 0
     for path in sorted((build.export / "sft" / "hf").rglob("*.jsonl")):

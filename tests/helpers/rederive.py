@@ -23,8 +23,9 @@ The rules are the ones a careful reader applies to the text `open` shows:
 - a number clue (unit U, bounds) holds when a number in range stands right before the word U;
 - a category clue holds when the text tags the document with it: a `<tag>` (one of its
   comma-separated tags) or a `[tag]` that opens a line or a numbered sense;
-- an entity clue holds when the text names the clue's document; a phrase clue when the words
-  appear as whole words.
+- an entity clue holds when the text names the clue's document by the name the clue quotes
+  (its `key`, or that without a trailing parenthesis); a phrase clue when the words appear as
+  whole words.
 """
 
 from __future__ import annotations
@@ -204,8 +205,12 @@ class Reader:
                     for t in m.group(1).split(",")]
             tags += re.findall(r"(?m)^\s*(?:\d+\.\s*)?\[([^\]]+)\]", text)
             return key in {" ".join(t.split()).lower() for t in tags}
-        if kind == "entity":
-            return clue["target"] in self.named(doc_id)
+        if kind == "entity":  # named by the name the clue quotes (`key`), or it without a
+            quoted = clue.get("key") or ""  # trailing parenthesis
+            forms = {tuple(w.lower() for w in _WORDS.findall(f)) for f in (
+                quoted, re.sub(r"\s*\([^()]*\)\s*$", "", quoted))}
+            return any(words in forms and self.table[words] == [clue["target"]]
+                       for words, _ in self._scan(text) if doc_id not in self.table[words])
         words = clue.get("value") or key
         return bool(re.search(rf"(?<!\w){re.escape(words)}(?:s|es|'s|’s)?(?!\w)", text,
                               re.IGNORECASE))
@@ -330,6 +335,8 @@ def rederive(q: Mapping[str, Any], reader: Reader) -> tuple[str, str]:
             items = _items(spec, reader)
             if any(reader.holds(spec["condition"], i) for i in items):
                 return "", "an item meets the premise"
+            if spec.get("operation") == "list":
+                return "none", ""  # a list no item belongs to
         return "not found", ""
     if family == "chain":
         last = steps[-1]["doc"]

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from hopforge.corpus.matching import matches
 from hopforge.corpus.names import index_for
 from hopforge.corpus.records import Document
+from hopforge.synth.questions.families.calls import longest_gap
+from hopforge.synth.questions.graph import CorpusGraph
 from hopforge.synth.records import NOT_FOUND, Question, Spec, Step
 
 _YEAR = re.compile(r"\b(1[89]\d\d|20[0-2]\d)\b")
@@ -39,12 +41,17 @@ class SpecMaker:
         self.rng = random.Random(seed)
         self.seed = seed
         self.n = 0
+        self._graph: CorpusGraph | None = None
 
     def _q(self, kind: str, text: str, answer: str, spec: Spec) -> Question:
+        """The question, with the calls a fair plan may make between two gold documents as the
+        question stage counts them (the trajectory's no-progress window follows them)."""
         self.n += 1
+        if self._graph is None:
+            self._graph = CorpusGraph(list(self.docs.values()))
         return Question(qid=f"spec{self.seed}-{self.n}", question=text, answer=answer, kind=kind,  # type: ignore[arg-type]
                         spec=spec, evidence=tuple(dict.fromkeys(s.doc for s in spec.steps)),
-                        answer_doc=spec.target)
+                        answer_doc=spec.target, quiet_calls=longest_gap(self._graph, spec))
 
     def _links(self, doc_id: str) -> list[str]:
         """The documents `doc_id`'s text names, first mention first."""

@@ -56,6 +56,29 @@ def test_dates_blur_to_decades_and_bounds_and_picks_are_exact(docs: list[Documen
     assert not book.holds(later, "f")
 
 
+def test_an_entity_clue_quotes_the_name_the_text_writes() -> None:
+    """A page named by a code alias (a documentation site's `UnicodeDecodeError` for "Built-in
+    Exceptions") is quoted by that alias, and only texts that write it meet the clue, so that a
+    reader's find for the quoted name sees every match; a page named by its title is quoted by
+    its title."""
+    docs = [Document(doc_id="x", title="Built-in Exceptions", source="t",
+                     aliases=("UnicodeDecodeError", "ValueError"), text="The exceptions."),
+            Document(doc_id="c", title="Codecs", source="t",
+                     text="A bad byte raises UnicodeDecodeError while decoding."),
+            Document(doc_id="i", title="Integers", source="t",
+                     text="A bad digit raises ValueError when parsing."),
+            Document(doc_id="e", title="Errors", source="t",
+                     text="See Built-in Exceptions for the classes.")]
+    book = FactBook(docs, NameIndex(docs))
+    alias = next(c for c in book.clues("c") if c.kind == "entity")
+    assert alias.key == "UnicodeDecodeError" and "“UnicodeDecodeError”" in alias.shown
+    assert book.holds(alias, "c") and not book.holds(alias, "i") and not book.holds(alias, "e")
+    titled = next(c for c in book.clues("e") if c.kind == "entity")
+    assert titled.key == "Built-in Exceptions" and "“Built-in Exceptions”" in titled.shown
+    assert book.holds(titled, "e") and not book.holds(titled, "c")
+    assert {"c", "i", "e"} <= {d for d in "cie" if "x" in book.mentioned(d)}  # all name it
+
+
 @pytest.mark.parametrize(("sentence", "event"), [
     ("John Smith (born 1950) is an actor.", "born"),
     ("He died in 1990.", "died"),

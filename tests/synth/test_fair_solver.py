@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from hopforge.corpus.builtin import load_builtin_documents
+from hopforge.corpus.names import NameIndex
 from hopforge.corpus.search import Searcher
 from hopforge.synth.answers import answers_match
 from hopforge.synth.questions.config import QuestionConfig
@@ -175,3 +176,28 @@ def test_the_checker_catches_unseen_words() -> None:
     assert seen.check(ToolCall(name="answer", arguments={"text": NOT_FOUND}))[0]
     assert json.dumps(seen.check(ToolCall(name="answer", arguments={"text": "Hesper"}))) == \
         json.dumps([False, ["hesper"]])
+
+
+def test_a_set_rules_out_every_name_of_no_document_its_page_shows(wiki: Searcher) -> None:
+    """Wikipedia paragraphs name people and places with no paragraph of their own: before a
+    set is counted, each such name on the start's page is searched, and that search's results
+    (read here from the raw result text) list nothing titled so."""
+    docs = list(wiki.documents.values())
+    made = asyncio.run(generate_questions(
+        docs, wiki, config=QuestionConfig(kinds=("aggregation",)), n=6, rng=random.Random(5)))
+    questions = [q for q in made if not q.rejected]
+    names = NameIndex(docs)
+    runs = solve(questions, wiki, faults=0.0)
+    checked = 0
+    for t, q in zip(runs, [q for q in questions for _ in range(2)]):
+        assert q.spec is not None
+        start = wiki.documents[q.spec.start]
+        searched = {x.call.arguments["query"]: x.result or "" for x in t.turns
+                    if x.call is not None and x.call.name == "search"}
+        for name, _ in names.unlisted(start.text, own=start.title):
+            assert name in searched, (q.question, name)
+            titles = [m.strip() for m in re.findall(r"\[doc_id: [^\]]+\] ([^|\n…]+)",
+                                                    searched[name])]
+            assert titles and name.lower() not in {ti.lower() for ti in titles}, (name, titles)
+            checked += 1
+    assert checked >= 10

@@ -16,6 +16,7 @@ from hopforge.corpus.layout import BuildDir
 from hopforge.corpus.records import Document
 from hopforge.corpus.search import Searcher
 from hopforge.corpus.settings import explain
+from hopforge.flows.stages.questions import TurnLimits
 from hopforge.synth import prompts
 from hopforge.synth.questions.checks import probe_queries
 from hopforge.synth.questions.config import QuestionConfig, Rung
@@ -598,3 +599,14 @@ def test_a_target_the_attempts_ran_out_before_is_in_the_build_summary(
     lines = question_lines(BuildDir.at(build.root))
     assert lines[0].startswith("questions: short of the target: 0 of 1 (min_calls 90000-")
     assert "attempts_per_question" in lines[0]
+
+
+def test_the_mix_leaves_room_for_the_retries_of_faulted_calls() -> None:
+    """With tool faults a run needs more turns than its plan has calls (each fault met costs a
+    retry, a persistent one up to three): the mix asks for no task a run cannot finish."""
+    plain = TurnLimits(max_turns=64, no_progress=40).mix(QuestionConfig())
+    faulted = TurnLimits(max_turns=64, no_progress=40, faults=0.1).mix(QuestionConfig())
+    assert (plain.max_calls, faulted.max_calls) == (64, 49)
+    asked = TurnLimits(max_turns=64, no_progress=40, faults=0.1).mix(
+        QuestionConfig(min_calls=55))  # a range asked for above the room: kept as asked
+    assert asked.max_calls == 55

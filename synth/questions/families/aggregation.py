@@ -15,11 +15,12 @@ from hopforge.synth.questions.families.base import (
     fits_op,
     general,
 )
+from hopforge.synth.questions.families.calls import unlisted
 from hopforge.synth.questions.families.comparison import COMPARABLE
 from hopforge.synth.questions.families.sets import item_set, word_condition
 from hopforge.synth.questions.graph import CorpusGraph, names
 from hopforge.synth.questions.wording import q
-from hopforge.synth.records import NOT_FOUND, Clue, Question, Spec, Step
+from hopforge.synth.records import NONE, Clue, Question, Spec, Step
 
 
 class Aggregation(Family):
@@ -61,7 +62,7 @@ class Aggregation(Family):
                      for st in steps]
             answer, aliases = s.g.title(target), alias_forms(s.g, target, "")
         elif op == "list":
-            answer = "; ".join(s.g.title(m) for m in matching) if matching else NOT_FOUND
+            answer = "; ".join(s.g.title(m) for m in matching) if matching else NONE
         spec = Spec(family="aggregation", start=start, steps=tuple(steps), target=target,
                     answer_type={"count": "count", "list": "list"}.get(op, "title"),
                     operation=op, scope=scope, items=tuple(items), matching=tuple(matching),
@@ -219,11 +220,12 @@ def blurred(s: Families, c: Clue, matching: int) -> bool:
 
 def aggregation_calls(g: CorpusGraph, spec: Spec) -> int:
     """search the start and read all its pages; links2: search and read every document of the
-    first ring; per item: search its title and find the condition's word (max/min: read the
+    first ring; one search per name of no document those pages show; per item: search its
+    title and find the condition's word (max/min: read the
     matching items to their year); answer."""
-    calls = 1 + g.pages(spec.start)
+    calls = 1 + g.pages(spec.start) + len(unlisted(g, spec.start))
     if spec.scope == "links2":
-        calls += sum(1 + g.pages(d) for d in g.facts.mentioned(spec.start))
+        calls += sum(1 + g.pages(d) + len(unlisted(g, d)) for d in g.facts.mentioned(spec.start))
     calls += 2 * len(spec.items)
     if spec.operation in ("max", "min"):
         calls += sum(g.pages(m) for m in spec.matching)

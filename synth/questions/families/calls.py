@@ -1,5 +1,6 @@
-"""The parts of `min_calls` every family counts: pages read to a mention or a clue, and the
-documents a page names before the one a clue picks (each searched and checked: two calls)."""
+"""The parts of `min_calls` every family counts: pages read to a mention or a clue, the
+documents a page names before the one a clue picks (each searched and checked: two calls), and
+the names of no document it shows before it (each ruled out by a search: one call)."""
 
 from __future__ import annotations
 
@@ -17,13 +18,14 @@ def clue_pages(g: CorpusGraph, step: Step) -> int:
 def longest_gap(g: CorpusGraph, spec: Spec) -> int:
     """The most calls the min_calls plan spends between two gold documents: the documents a
     page names before the one a clue picks are each searched and checked."""
-    gaps = [2 * names_before(g, s.via, s.doc) + 2 for s in spec.steps
+    gaps = [calls_before(g, s.via, s.doc) + 2 for s in spec.steps
             if s.relation in ("link", "compare") and s.doc and s.via]
-    gaps += [2 * len(g.rivals[s.via]) for s in spec.steps if s.relation == "link" and not s.doc]
+    gaps += [2 * len(g.rivals[s.via]) + len(unlisted(g, s.via)) for s in spec.steps
+             if s.relation == "link" and not s.doc]
     if spec.family == "aggregation":  # every page of the start (and of the first ring) is read,
         # and only a document's first page is new
         read = [spec.start, *(g.facts.mentioned(spec.start) if spec.scope == "links2" else ())]
-        gaps += [g.pages(d) + 1 for d in read]
+        gaps += [g.pages(d) + 1 + len(unlisted(g, d)) for d in read]
     return max(gaps, default=0)
 
 
@@ -43,3 +45,20 @@ def names_before(g: CorpusGraph, src: str, dst: str) -> int:
                                                                     exclude=src) if h.doc))
     names = order[src]
     return names.index(dst) if dst in names else len(names)
+
+
+def unlisted(g: CorpusGraph, src: str) -> list[tuple[str, int]]:
+    """(name, where) of the names `src`'s text shows that name no document (each one a search
+    rules out: NameIndex.unlisted)."""
+    memo = g.memo.setdefault("unlisted", {})
+    if src not in memo:
+        memo[src] = g.names.unlisted(g.docs[src].text, own=g.title(src))
+    return memo[src]
+
+
+def calls_before(g: CorpusGraph, src: str, dst: str) -> int:
+    """The calls spent on the names `src` shows before it first names `dst`: two per document
+    (searched and checked), one per name of no document (a search rules it out)."""
+    first = next((h.start for h in g.names.find(g.docs[src].text, exclude=src) if h.doc == dst),
+                 len(g.docs[src].text))
+    return 2 * names_before(g, src, dst) + sum(at < first for _, at in unlisted(g, src))

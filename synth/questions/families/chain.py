@@ -8,7 +8,12 @@ import random
 from dataclasses import replace
 
 from hopforge.synth.questions.families.base import Draft, Families, Family, alias_forms
-from hopforge.synth.questions.families.calls import clue_pages, names_before, pages_to_mention
+from hopforge.synth.questions.families.calls import (
+    calls_before,
+    clue_pages,
+    pages_to_mention,
+    unlisted,
+)
 from hopforge.synth.questions.graph import CorpusGraph
 from hopforge.synth.questions.wording import clue_text, q
 from hopforge.synth.records import Spec
@@ -63,16 +68,17 @@ class Chain(Family):
 
 def chain_calls(g: CorpusGraph, spec: Spec) -> int:
     """search the start, open it to the first mention; per later step: search and check every
-    name the page shows before it (two calls each), search the title read, open it to the next
+    document the page names before it (two calls each; a name of no document: one search),
+    search the title read, open it to the next
     mention and its clue (the last: find its clue, or open to the year);
     an unanswerable last step: search and find in every document the one before names."""
     steps = list(spec.steps)
     calls = 1 + pages_to_mention(g, steps[0].doc, steps[1].doc) if len(steps) > 1 else 1
     for i, step in enumerate(steps[1:], start=1):
         if not step.doc:  # unanswerable: every candidate checked
-            calls += 2 * len(g.rivals[step.via])
+            calls += 2 * len(g.rivals[step.via]) + len(unlisted(g, step.via))
             continue
-        calls += 1 + 2 * names_before(g, step.via, step.doc)
+        calls += 1 + calls_before(g, step.via, step.doc)
         if i + 1 < len(steps) and steps[i + 1].doc:
             calls += max(pages_to_mention(g, step.doc, steps[i + 1].doc), clue_pages(g, step))
         elif i + 1 < len(steps):

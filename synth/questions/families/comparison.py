@@ -9,7 +9,7 @@ import random
 
 from hopforge.synth.questions.facts import LIFE_KEYS
 from hopforge.synth.questions.families.base import Draft, Families, Family, alias_forms
-from hopforge.synth.questions.families.calls import clue_pages, names_before, pages_to_mention
+from hopforge.synth.questions.families.calls import calls_before, clue_pages, pages_to_mention
 from hopforge.synth.questions.graph import CorpusGraph
 from hopforge.synth.questions.wording import clue_text, q
 from hopforge.synth.records import Clue, Spec, Step
@@ -130,7 +130,7 @@ def comparison_calls(g: CorpusGraph, spec: Spec) -> int:
     calls = 1
     for start, side in zip(spec.steps[::2], spec.steps[1::2], strict=True):
         calls += 1 + pages_to_mention(g, start.doc, side.doc)
-        calls += 1 + 2 * names_before(g, start.doc, side.doc) + clue_pages(g, side)
+        calls += 1 + calls_before(g, start.doc, side.doc) + clue_pages(g, side)
     return calls
 
 

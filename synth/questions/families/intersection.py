@@ -12,7 +12,7 @@ from hopforge.synth.questions.families.base import (
     alias_forms,
     picked,
 )
-from hopforge.synth.questions.families.calls import names_before, pages_to_mention
+from hopforge.synth.questions.families.calls import calls_before, pages_to_mention
 from hopforge.synth.questions.graph import CorpusGraph
 from hopforge.synth.questions.wording import and_, clue_text, q
 from hopforge.synth.records import Clue, Spec, Step
@@ -102,7 +102,7 @@ def intersection_calls(g: CorpusGraph, spec: Spec) -> int:
         if start.relation != "start":
             break
         calls += 1 + pages_to_mention(g, start.doc, hidden.doc) + 1 + g.pages(hidden.doc)
-        calls += 2 * names_before(g, start.doc, hidden.doc)
+        calls += calls_before(g, start.doc, hidden.doc)
     return calls
 
 
