@@ -12,7 +12,13 @@ from typing import Literal
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.settings import OPERATIONAL, SETTINGS, amount, share
 from hopforge.corpus.tools import READ_TOOLS, is_final
-from hopforge.filters.answers import gold_answers, grade_answer, mentions_answer, token_f1
+from hopforge.filters.answers import (
+    answer_type,
+    gold_answers,
+    grade_answer,
+    mentions_answer,
+    token_f1,
+)
 from hopforge.filters.records import Score
 from hopforge.synth.records import Question, Trajectory, Turn
 from pydantic import Field
@@ -30,7 +36,8 @@ class ScoreConfig:
     Point-wise components, each in [0, 1]:
 
     - correctness = em_weight * EM + (1 - em_weight) * F1, where EM and F1 compare the normalized
-      final answer with the answer and its aliases (best match). With a judge verdict j in [0, 1]:
+      final answer with the answer and its aliases (best match; on a question with no answer F1
+      is EM: a stop has no tokens to overlap). With a judge verdict j in [0, 1]:
       correctness = (1 - judge_weight) * that + judge_weight * j.
     - evidence = recall_weight * recall + (1 - recall_weight) * [answer stated in what it read],
       recall = |gold docs opened with open/find without error| / |gold docs| (1 when no gold docs).
@@ -210,7 +217,8 @@ def score_trajectory(
     """Every point-wise component of one trajectory, and their weighted total."""
     golds = gold_answers(question.answer, question.answer_aliases)
     em = grade_answer(traj.final_answer, question)  # the RL reward: lists as sets, "not found"
-    f1 = token_f1(traj.final_answer, golds)
+    # a stop for lack of evidence has no tokens to overlap: "none of them" is as right as "none"
+    f1 = em if answer_type(question) == "not_found" else token_f1(traj.final_answer, golds)
     corr = correctness(em, f1, judge, config)
     gold = set(gold_docs(question))
     recall = len(gold & opened_docs(traj)) / len(gold) if gold else 1.0

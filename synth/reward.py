@@ -30,7 +30,7 @@ NONE = "none"  # the answer of a list question no member of its set meets
 _PUNCT = frozenset(string.punctuation) | frozenset("‘’“”–—…«»")
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _LIST_SPLIT = re.compile(r"\s*(?:;|,|\n|\band\b)\s*")
-_NOT_FOUND = re.compile(r"\b(not found|no (?:such|matching) \w+|none (?:of them|found)?|"
+_NOT_FOUND = re.compile(r"\b(not found|no (?:such|matching) \w+|none(?: of them| found)?|"
                         r"does not exist|no answer)\b", re.IGNORECASE)
 _ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
 

@@ -241,8 +241,11 @@ def test_reward_grades_lists_as_sets_and_not_found_only_when_unanswerable() -> N
     aliased = {"target": ["Alpha; Beta", "Alpha; Beta town"], "answer_type": "list"}
     assert compute_score("hopforge", "<answer>beta town; alpha</answer>", aliased) == 1.0
     none = {"target": ["not found"], "answer_type": "not_found"}
-    for said in ("not found", "None of them.", "No such document"):
+    for said in ("not found", "None of them.", "No such document", "none"):
         assert compute_score("hopforge", f"<answer>{said}</answer>", none) == 1.0
+    empty = {"target": ["none"], "answer_type": "not_found"}  # a list no item belongs to
+    assert compute_score("hopforge", "<answer>none</answer>", empty) == 1.0
+    assert compute_score("hopforge", "<answer>none</answer>", ["none"]) == 1.0  # untyped
     assert compute_score("hopforge", "<answer>Alpha</answer>", none) == 0.0
     titled = {"target": ["Sallow Reach"], "answer_type": "title"}
     assert compute_score("hopforge", "<answer>not found</answer>", titled) == 0.0

@@ -125,3 +125,18 @@ def test_config_names_the_bad_field(kwargs: dict[str, object], message: str) -> 
     with pytest.raises(pydantic.ValidationError) as caught:
         ScoreConfig(**kwargs)  # type: ignore[arg-type]
     assert message in explain(caught.value, "ScoreConfig")
+
+
+@pytest.mark.parametrize(("gold", "said", "right"), [
+    ("none", "none", True), ("none", "None of them.", True), ("not found", "none", True),
+    ("none", "Dorran Pell", False)])
+def test_a_question_with_no_answer_is_right_only_when_the_run_says_so(
+        gold: str, said: str, right: bool) -> None:
+    """A list no item belongs to ("none") or an unanswerable chain ("not found"): any stop for
+    lack of evidence is the answer, and there are no tokens to half-match."""
+    q = dataclasses.replace(Q, kind="unanswerable", answer=gold, answer_aliases=())
+    t = dataclasses.replace(trajectory(), final_answer=said, turns=(
+        *trajectory().turns[:-1],
+        Turn(index=6, raw="", call=call("answer", text=said), result=said)))
+    s = score_trajectory(t, q, ScoreConfig())
+    assert (s.exact_match, s.f1, s.correct) == ((1.0, 1.0, True) if right else (0.0, 0.0, False))
