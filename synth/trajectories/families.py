@@ -283,12 +283,14 @@ class Plans:
             yield from self.r.read_until(via, lambda t: False, all_pages=True)
         else:
             yield from self.read_for(via, target)
-        cands = self.shown(via) if exhaust else self.candidates(via, target)
+        every = self.shown(via)
+        cands = every if exhaust else self.candidates(via, target)
         clue, phrase = step.fact, step.phrase
         quoted = self.criterion(clue, phrase) if clue or phrase else "the next link"
         self.book.open = ("o_link", {"via": self.r.title(via), "pattern": quoted})
         for n, (cand, name) in enumerate(cands):
-            self.book.left = [c for _, c in cands[n + 1:]]
+            # what is left is every later name the pages show, not the names up to the target
+            self.book.left = [c for _, c in every[n + 1:]]
             if not cand:  # a name of no document: a search shows there is none
                 if (yield from self.rule_out(name)):
                     self.book.ruled_out += 1
