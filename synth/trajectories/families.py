@@ -120,29 +120,32 @@ class Plans:
                 return hit.surface, hit.start
         return ("", -1)
 
+    def _read(self, doc_id: str, page: int | None = None) -> str:
+        """The text of the pages read of `doc_id` (or of its page `page` alone), in order."""
+        pages = sorted(self.r.pages.get(doc_id, {}).items())
+        return " ".join(_body(text) for n, text in pages if page is None or n == page)
+
+    def _entries(self, doc_id: str, body: str) -> list[tuple[int, str, str]]:
+        """(where, doc_id, name as written) of each document `body` first names."""
+        found: dict[str, tuple[int, str, str]] = {}
+        for hit in self.names.find(body, exclude=doc_id):
+            if hit.doc and hit.doc not in found:
+                found[hit.doc] = (hit.start, hit.doc, hit.surface)
+        return list(found.values())
+
     def mentions(self, doc_id: str) -> list[tuple[str, str]]:
         """(doc_id, name as written) of every document whose name the pages read of `doc_id`
         show, in text order (corpus/names.py: what a reader sees, not a link set)."""
-        body = " ".join(_body(page) for _, page in sorted(self.r.pages.get(doc_id, {}).items()))
-        found: dict[str, str] = {}
-        for hit in self.names.find(body, exclude=doc_id):
-            if hit.doc and hit.doc not in found:
-                found[hit.doc] = hit.surface
-        return list(found.items())
+        return [(d, name) for _, d, name in self._entries(doc_id, self._read(doc_id))]
 
     def shown(self, doc_id: str, page: int | None = None) -> list[tuple[str, str]]:
         """(doc_id, name as written) of every name the pages read of `doc_id` (or its page
         `page` alone) show, in text order: the documents of `mentions`, and ("", name) for a
         name that names no document (NameIndex.unlisted), which the run rules out with a
         search before passing it over."""
-        pages = sorted(self.r.pages.get(doc_id, {}).items())
-        body = " ".join(_body(text) for n, text in pages if page is None or n == page)
-        found: dict[str, tuple[int, str, str]] = {}
-        for hit in self.names.find(body, exclude=doc_id):
-            if hit.doc and hit.doc not in found:
-                found[hit.doc] = (hit.start, hit.doc, hit.surface)
-        named = [*found.values(), *((at, "", name) for name, at in self.names.unlisted(
-            body, own=self.r.title(doc_id)))]
+        body = self._read(doc_id, page)
+        named = [*self._entries(doc_id, body), *((at, "", name) for name, at in
+                                                 self.names.unlisted(body, own=self.r.title(doc_id)))]
         return [(d, name) for _, d, name in sorted(named, key=lambda x: x[0])]
 
     def rule_out(self, name: str) -> Move:
@@ -204,11 +207,11 @@ class Plans:
         if seen:
             self.r.note("page", page=str(last), title=self.r.title(via), names=", ".join(seen[:4]))
 
-    def candidates(self, via: str, target: str) -> list[tuple[str, str]]:
-        """The names `via` shows to check for a clue, in text order up to the target's: each
-        one before it is ruled out by a tool result (a name of no document by a search that
-        shows none titled so), none is skipped."""
-        order = self.shown(via)
+    @staticmethod
+    def candidates(order: list[tuple[str, str]], target: str) -> list[tuple[str, str]]:
+        """Of the names a page shows (`shown`), those to check for a clue, in text order up to
+        the target's: each one before it is ruled out by a tool result (a name of no document
+        by a search that shows none titled so), none is skipped."""
         ids = [d for d, _ in order]
         return order[: ids.index(target) + 1] if target and target in ids else order
 
@@ -284,7 +287,7 @@ class Plans:
         else:
             yield from self.read_for(via, target)
         every = self.shown(via)
-        cands = every if exhaust else self.candidates(via, target)
+        cands = every if exhaust else self.candidates(every, target)
         clue, phrase = step.fact, step.phrase
         quoted = self.criterion(clue, phrase) if clue or phrase else "the next link"
         self.book.open = ("o_link", {"via": self.r.title(via), "pattern": quoted})
