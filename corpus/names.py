@@ -10,6 +10,9 @@ question stage, the scripted teacher and the checks alike, so all three see the 
 - a name that is one capitalized word, or a title stripped of its parenthesis, is not found
   inside a longer capitalized name: "Colonel Tom Parker" does not name "Tom Parker (singer)",
   nor "Paris Hilton" "Paris" (a capitalized word before it counts unless it opens a sentence);
+- a title stripped of its parenthesis names its document only in a text that also has a word
+  of the parenthesis: "Nemai Ghosh (photographer)" is not the "Nemai Ghosh, a Bengali
+  director" of another text (the parenthesis says there are namesakes);
 - ambiguous names (shared by several documents) are found but resolve to no document: a text
   naming one cannot be read as naming either;
 - a name written with a capital ("Rose", "Unix") is found only where the text capitalizes it
@@ -44,12 +47,19 @@ _ES_AFTER = ("s", "x", "z", "ch", "sh", "o")
 _OPENERS = frozenset(".!?:;\"“(\n")  # a word after one of these opens a sentence or a quote
 _RUN = re.compile(r"\S+")
 _ONE_WORD = re.compile(r"\w+(?:['’]\w+)*")
-EVERYDAY_SHARE = 0.03
+EVERYDAY_SHARE = 0.01
+LOWER_SHARE = 0.01
 _INITIAL = re.compile(r"[A-Z]")
+# a line of code: a prompt, an assignment, a call, braces or a statement's semicolon
+_CODE_LINE = re.compile(r"^\s*(?:>>>|\.\.\.|\$ )|\w\s?=\s?\S|\w\(|[{};]\s*$")
+_JOINED = re.compile(r"[a-z]{4}[A-Z]")  # "TriedPretty"; not "McDonald", "DeCavalcante"
 _PARTICLES = frozenset(["of", "the", "for", "de", "del", "der", "den", "van", "von", "du", "la",
                         "le", "da", "di", "y"])  # inside a name: "Leader of the Opposition"
 _NAME_WORD = re.compile(r"\w+(?:['’-]\w+)*")  # "Hanna-Barbera" is one word of a name
 _CAPITAL = re.compile(r"(?<![\w'’-])[^\W\d_][\w'’-]*")
+# words that open a sentence before a name but are never its first word ("In France", "The
+# Beatles"); other stopwords may be ("Will Moore", "New York", "Old Trafford")
+_LEADING = frozenset(["a", "an", "the", "in", "on", "at", "of", "for", "from", "by", "with", "to", "into", "as", "and", "but", "or", "nor", "if", "when", "while", "after", "before", "during", "since", "until", "because", "although", "though", "this", "that", "these", "those", "his", "her", "its", "their", "our", "my", "your", "he", "she", "it", "they", "we", "i", "you", "there", "here", "then", "thus", "both", "each", "every", "all", "some", "any", "no", "not", "such"])
 _NOT_NAMES = frozenset(["january", "february", "march", "april", "may", "june", "july",
                         "august", "september", "october", "november", "december", "monday",
                         "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
@@ -84,6 +94,48 @@ def without_parenthesis(title: str) -> str:
     return _PARENTHETICAL.sub("", title)
 
 
+_QUALIFIER = re.compile(r"[^\W_]+")
+_NOT_QUALIFIERS = frozenset(["born", "died", "active", "fl", "c", "ca"])
+
+
+def qualifier_words(title: str) -> frozenset[str]:
+    """The words of a title's trailing parenthesis that tell its subject from namesakes
+    ("photographer", "film", "1865", "1906"), lower-cased: not stopwords, "born" or "died"."""
+    found = _PARENTHETICAL.search(title)
+    if not found:
+        return frozenset()
+    words = _QUALIFIER.findall(found.group(0).lower())
+    return frozenset(w for w in words if w not in STOPWORDS and w not in _NOT_QUALIFIERS
+                     and (len(w) >= 3 or w.isdigit()))
+
+
+# how texts say what a parenthesis's role word says: "starring Philippe Chevallier" for
+# "(actor)"; words sharing their first five letters need no entry ("directed", "director")
+ROLE_WORDS: dict[str, tuple[str, ...]] = {
+    "actor": ("starring", "starred", "stars", "role", "roles", "cast", "played"),
+    "actress": ("starring", "starred", "stars", "role", "roles", "cast", "played"),
+    "singer": ("song", "songs", "album", "recorded", "sang", "single"),
+    "rapper": ("song", "songs", "album", "recorded", "single"),
+    "musician": ("song", "songs", "album", "recorded", "band"),
+    "band": ("song", "songs", "album", "recorded", "single"),
+    "writer": ("novel", "book", "wrote", "written", "story"),
+    "author": ("novel", "book", "wrote", "written", "story"),
+    "novelist": ("novel", "book", "wrote", "written"),
+    "director": ("film", "films"),
+    "filmmaker": ("film", "films", "directed"),
+}
+
+
+def tells(word: str, said: set[str]) -> bool:
+    """Whether a text whose words (and their first five letters) are `said` says the
+    parenthesis word `word`: the word itself or its plural, one sharing its first five
+    letters, a word of four letters or more that begins it ("film" for "filmmaker"), or a
+    word of its role."""
+    return (word in said or word + "s" in said or word[:5] in said
+            or any(word[:n] in said for n in range(4, len(word)))
+            or any(w in said for w in ROLE_WORDS.get(word, ())))
+
+
 def doc_names(doc: Document) -> list[str]:
     """A document's title, aliases and title without a trailing parenthesis, as written."""
     out: list[str] = []
@@ -104,6 +156,9 @@ class NameIndex:
         owners: dict[str, set[str]] = {}
         lower: set[str] = set()  # names some document writes without a capital
         written: set[str] = set()  # names some document has as its title or an alias
+        # a title cut before its parenthesis -> the words of the parenthesis
+        self.qualifiers: dict[str, frozenset[str]] = {}
+        capitals: dict[str, frozenset[int]] = {}  # a name -> its words every form capitalizes
         for d in docs:
             stripped = _PARENTHETICAL.sub("", " ".join(d.title.split())).strip(" ,")
             for form in doc_names(d):
@@ -113,12 +168,22 @@ class NameIndex:
                 if not self._usable(key, min_chars) or (not as_written and " " not in key):
                     continue
                 owners.setdefault(key, set()).add(d.doc_id)
+                words = form.split()
+                upper = frozenset(i for i, w in enumerate(words) if w[:1].isupper())
+                capitals[key] = capitals.get(key, upper) & upper
                 if as_written:
                     written.add(key)
+                else:
+                    self.qualifiers[key] = qualifier_words(d.title)
                 if not form[:1].isupper():
                     lower.add(key)
+        self.qualifiers = {k: v for k, v in self.qualifiers.items() if k not in written and v}
         self.owners = {k: tuple(sorted(v)) for k, v in owners.items()}
         self.capitalized = frozenset(k for k in self.owners if k not in lower)
+        # words after the first that a capitalized name of several words capitalizes: "For
+        # More Information" is not the running text's "For more information"
+        self.capital_words = {k: v - {0} for k, v in capitals.items()
+                              if k in self.capitalized and v - {0}}
         # names that stand alone only: one capitalized word, or a stripped title
         self.bare = frozenset(k for k in self.owners if k not in written
                               or (k in self.capitalized and _ONE_WORD.fullmatch(k) is not None))
@@ -142,19 +207,30 @@ class NameIndex:
                    and k not in self.capitalized]
                 + [k for k in self.capitalized if lower_df[k] >= lower_docs])
         self.titles: Counter[str] = Counter(name_key(d.title) for d in docs)
+        # titles cut before their parenthesis: a page's "Twins" may be "Twins (group)"
+        self.cut_titles = frozenset(name_key(without_parenthesis(d.title)) for d in docs)
         self._texts = [d.text for d in docs]
         self._everyday: frozenset[str] | None = None
+        self._lower: frozenset[str] = frozenset()  # words in lower case in many documents
 
     def everyday(self) -> frozenset[str]:
-        """Capitalized words in more than `EVERYDAY_SHARE` of the documents (and more than 20):
-        the corpus's everyday vocabulary ("American" in Wikipedia's film stubs), not a name a
-        reader looks up."""
+        """Capitalized words that are the corpus's everyday vocabulary, not names a reader looks
+        up: written so in more than `EVERYDAY_SHARE` of the documents ("American" in Wikipedia's
+        film stubs), or written in lower case in more than `LOWER_SHARE` of them ("Company",
+        "River": words of the language that a title or a sentence capitalizes). Both counts
+        need more than 20 documents."""
         if self._everyday is None:
             df: Counter[str] = Counter()
+            lower: Counter[str] = Counter()
             for text in self._texts:
-                df.update({w for w in _CAPITAL.findall(text) if w[0].isupper()})
+                words = set(_CAPITAL.findall(text))
+                df.update(w for w in words if w[0].isupper())
+                lower.update(w for w in words if w[0].islower())
             limit = max(20, EVERYDAY_SHARE * len(self._texts))
-            self._everyday = frozenset(w for w, n in df.items() if n > limit)
+            lower_limit = max(20, LOWER_SHARE * len(self._texts))
+            self._lower = frozenset(w for w, n in lower.items() if n > lower_limit)
+            self._everyday = frozenset(w for w, n in df.items()
+                                       if n > limit or w.lower() in self._lower)
         return self._everyday
 
     @staticmethod
@@ -172,12 +248,15 @@ class NameIndex:
             return []
         low, where = _spaced(fold(text))
         found: list[tuple[int, int, int, str]] = []
+        said: set[str] | None = None  # the text's words, read once a qualified name is hit
         for end, key in self._auto.iter(low):
             start = end - len(key) + 1
             if start > 0 and (key[0].isalnum() or key[0] == "_") and _word_at(low, start - 1):
                 continue
             if not any_case and key in self.capitalized and not text[where(start)].isupper():
                 continue
+            if start > 1 and low[start - 1] in "-." and low[start - 2].isalnum():
+                continue  # "spell-checker" has no "checker", "alt.flame" no "flame"
             stop = end + 1
             for suffix in _SUFFIXES if key[-1].isalnum() else ("",):
                 if suffix == "es" and not key.endswith(_ES_AFTER):
@@ -188,9 +267,23 @@ class NameIndex:
                     break
             else:
                 continue
+            if low[stop:stop + 1] in ("-", ".") and _word_at(low, stop + 1) and (
+                    key[-1].isalnum()):
+                continue  # "spell" in "spell-checker", "os" in "os.path"
+            if not any_case and key in self.capital_words:
+                said_words = text[where(start):where(stop - 1) + 1].split()
+                if len(said_words) == len(key.split()) and not all(
+                        said_words[i][:1].isupper() for i in self.capital_words[key]):
+                    continue
             if key in self.bare and _inside_longer(text, where(start), where(stop - 1) + 1,
                                                    possessive="'" in suffix or "’" in suffix):
                 continue
+            if key in self.qualifiers:
+                if said is None:
+                    said = set(_QUALIFIER.findall(low))
+                    said |= {w[:5] for w in said if len(w) >= 5}
+                if not any(tells(w, said) for w in self.qualifiers[key]):
+                    continue  # "Nemai Ghosh, a Bengali director" is not the photographer
             found.append((start, stop, len(suffix), key))
         # the longest at each place; of two as long, the name as written over an inflected one
         found.sort(key=lambda m: (m[0], -(m[1] - m[0]), m[2]))
@@ -224,11 +317,16 @@ class NameIndex:
         each: the ones a reader must rule out with a search before saying which names of a page
         are entries. A name here is a run of capitalized words, joined by single spaces or by a
         particle or two ("Bosonid Boso the Elder", "Leader of the Opposition"); leading
-        stopwords are dropped ("In France"); a lone word that opens a sentence, a lone word of
-        the corpus's everyday vocabulary (`everyday`), a month or a weekday, the text's
-        own subject (the run that opens it, or one with two words of its title `own`), and any
-        run that overlaps a corpus name are not."""
+        function words are dropped ("In France", but "by Will Moore" stays whole), and so is
+        an everyday word that opens a sentence ("Later Moore left"); a lone word that opens a
+        sentence, a lone word of the corpus's everyday vocabulary (`everyday`), a month or a weekday, the text's
+        own subject (the run that opens it, or one with two words of its title `own`), a
+        title cut before its parenthesis ("Twins" of "Twins (group)": a search shows a page that
+        may be it), any run that overlaps a corpus name, and any on a line of code are not."""
         covered = [(h.start, h.start + len(h.surface)) for h in self._scan(text, any_case=True)]
+        code = [(m.start(), m.end()) for m in re.finditer(r"(?m)^.*$", text)
+                if _CODE_LINE.search(m.group(0))]  # names in code samples are strings, not names
+        code_starts = [a for a, _ in code]
         starts = [a for a, _ in covered]
         own_words = {w.lower() for w in _NAME_WORD.findall(own)}
         words = list(_NAME_WORD.finditer(text))
@@ -243,6 +341,8 @@ class NameIndex:
             while j < len(words) and text[run[-1].end():words[j].start()] in (
                     " ", ". " if _INITIAL.fullmatch(run[-1].group(0)) else " "):  # "Joe E. Brown"
                 word = words[j].group(0)
+                if text[run[-1].end()] == "." and word.lower() in self._lower:
+                    break  # "World War I. Born in": a sentence's first word, not a surname
                 if word[:1].isupper():
                     run.append(words[j])
                     j += 1
@@ -258,14 +358,20 @@ class NameIndex:
                     j += n + 1
             i = j
             opens = text[:run[0].start()].rstrip(" ").rstrip("”\"’)")[-1:] in ("", *_OPENERS)
-            while run and run[0].group(0).lower() in STOPWORDS:
+            while run and run[0].group(0).lower() in _LEADING:
                 run, opens = run[1:], False
+            if opens and len(run) > 1 and run[0].group(0).lower() in self._lower:
+                run, opens = run[1:], False  # "Later Moore left": a sentence's first word
             while run and (run[-1].group(0).lower() in _PARTICLES
                            or run[-1].group(0).lower() in STOPWORDS):  # "World War I. It"
                 run = run[:-1]
-            if not run or (opens and len(run) == 1):
-                continue
+            if not run or (opens and len(run) == 1) or any(
+                    _JOINED.search(w.group(0)) for w in run):
+                continue  # (words run together: "TriedPretty MaryTexas", a list lost its breaks)
             start, end = run[0].start(), run[-1].end()
+            c = bisect_right(code_starts, start) - 1
+            if c >= 0 and code[c][0] <= start < code[c][1]:
+                continue
             name = re.sub(r"['’]s$", "", text[start:end])
             key = name_key(name)
             k = bisect_right(starts, end) - 1
@@ -273,6 +379,7 @@ class NameIndex:
             # the subject's own name: "Robert Francis Boyle" on the page "Robert F. Boyle"
             own_name = said <= own_words or len(said & own_words - STOPWORDS - _PARTICLES) >= 2
             if (len(name) < 3 or key in self.owners or key in self.titles or key in out
+                    or key in self.cut_titles
                     or key in _NOT_NAMES or own_name or run[0] is words[0]
                     or (len(run) == 1 and run[0].group(0) in everyday)
                     or any(a < end and start < b for a, b in covered[max(0, k - 3):k + 1])):

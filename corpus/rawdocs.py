@@ -145,8 +145,10 @@ class AnchorNames:
             return
         if key in _PLACE_WORDS or key.rstrip(".…") in _PLACE_WORDS:
             return
-        if " " not in name and name.isalpha() and name.islower():
-            return  # a plain lowercase word ("installed", "section") is running text, not a name
+        if " " not in name and name.removesuffix("()").replace("_", "").isalpha() and (
+                name.islower()):
+            return  # a plain lowercase word ("installed", "section") is running text, not a
+            # name, and a bare lowercase call ("enable()") is one in every module that has it
         self.targets.setdefault((source, key), {})[target] = None
         self.text.setdefault((source, key), name)
 

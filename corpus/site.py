@@ -24,8 +24,10 @@ from hopforge.corpus.rawdocs import RawDoc, name_key
 from hopforge.corpus.site_rules import (
     context_label,
     generated_reason,
+    names_page,
     strip_affixes,
     title_affixes,
+    unnumbered,
 )
 
 SPLIT_CHARS = 12_000  # pages longer than this are split at their second-level headings
@@ -195,7 +197,7 @@ def site_docs(pages: Sequence[SitePage], *, source: str, problems: Problems) -> 
         parts = _split(page)
         if len(parts) > 1:
             problems.site_note("split", "sections", f"{page.at} ({len(parts) - 1} sections)")
-        docs.extend((page, k, t, x, links) for k, t, x, links in parts)
+        docs.extend((page, k, unnumbered(t), x, links) for k, t, x, links in parts)
     keys = {k for _, k, _, _, _ in docs}
     skipped_keys = {p.key for p in pages} - keys - set(stands_for)
     titles = _display_titles([(page, key, title) for page, key, title, _, _ in docs], problems)
@@ -209,8 +211,15 @@ def site_docs(pages: Sequence[SitePage], *, source: str, problems: Problems) -> 
                 problems.site_note("dropped_link", "to_skipped_page", page.at)
                 continue
             resolved = _resolve(target, stands_for, keys) or target.partition("#")[0]
-            if resolved != key:
-                refs.setdefault(resolved, link.text)
+            if resolved == key:
+                continue
+            # a link into a page names the page only as its own object ("os.getcwd()")
+            into = "#" in target and "#" not in resolved and resolved in titles
+            anchor = link.text
+            if into and not names_page(anchor, titles[resolved], target.partition("#")[2]):
+                anchor = ""
+            if not refs.get(resolved):
+                refs[resolved] = anchor
         yield RawDoc(
             source=source,
             key=key,

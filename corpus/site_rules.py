@@ -113,3 +113,31 @@ def context_label(key: str) -> str:
     if stem in ("index", "README", "readme"):
         return folder or stem
     return posixpath.join(folder, stem) if folder else stem
+
+
+_NUMBERING = re.compile(r"^\d+(?:\.\d+)*\.\s+(?=\S)")  # "8.2. ", as a table of contents numbers
+_OBJECT = re.compile(r"[A-Za-z_][\w.]*")
+
+
+def unnumbered(title: str) -> str:
+    """`title` without the section number a generated manual puts before it ("8.2. The while
+    statement" -> "The while statement"): texts that refer to the section do not write it."""
+    return _NUMBERING.sub("", title)
+
+
+def names_page(anchor: str, title: str, fragment: str) -> bool:
+    """Whether a link's text, pointing at `#fragment` inside a page (not a document of its own),
+    names the page for any reader: the object the page documents there (Sphinx anchors an
+    object by its full name: "attrs.define" at `#attrs.define`, `UnicodeDecodeError` at
+    `#UnicodeDecodeError`, "PyObject_New()" at `#c.PyObject_New`), or one qualified by the
+    page's own module ("os", "os.getcwd()" on "os — Miscellaneous operating system
+    interfaces"). Other texts name something the page holds (a glossary's "CPython" at
+    `#term-CPython`, a heading's words), which a reader cannot tell is that page."""
+    found = _OBJECT.match(anchor.strip())
+    if found is None or found.end() < len(anchor.strip().removesuffix("()")):
+        return False
+    name = found.group(0)
+    if fragment == name or (fragment.endswith("." + name) and not name.islower()):
+        return True  # (a bare lowercase "enable()" is in every module that has one)
+    head = title.split(" — ")[0].split(" - ")[0].strip()
+    return bool(head) and " " not in head and (name == head or name.startswith(head + "."))

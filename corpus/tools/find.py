@@ -18,7 +18,7 @@ class Find(DocumentTool):
 
     name = "find"
     argument = "pattern"
-    empty_text = "No matches."
+    empty_text = "(empty reply)"
     description = (
         "Find the lines of a document that contain a text pattern (case-insensitive, literal, "
         f"{INFLECTIONS_TEXT}). Returns each matching line with its line number, character "

@@ -25,7 +25,7 @@ class Grep(DocumentTool):
 
     name = "grep"
     argument = "word"
-    empty_text = "No lines."
+    empty_text = "(empty reply)"
     description = (
         f"List every line of a document that contains a word (case-insensitive, {INFLECTIONS_TEXT}"
         "), page by page: each line with its page and its line number on that page. Use it to "

@@ -16,7 +16,7 @@ class Search(Tool):
     name = "search"
     query = "query"
     typed = ("query",)
-    empty_text = "No results."
+    empty_text = "(empty reply)"
     description = ("Search the document collection. Returns up to k documents, best first, each "
                    "with its doc_id, title and a snippet. Use the doc_id with open or find.")
     optional = ("k",)

@@ -148,18 +148,27 @@ class Plans:
                                                  self.names.unlisted(body, own=self.r.title(doc_id)))]
         return [(d, name) for _, d, name in sorted(named, key=lambda x: x[0])]
 
-    def rule_out(self, name: str) -> Move:
-        """Search a name a page shows that may be an entry: True when the results (more of
-        them after a failure) showed none titled so, False when the search kept failing."""
+    def rule_out(self, name: str, via: str) -> Move:
+        """Search a name page `via` shows that may be an entry: True when the results (a whole
+        list, or "No results") showed none titled so, False when the search kept failing (the
+        name alone, with more results, then with two words the page writes around it)."""
         if (normalize_text(name), self.r.k) in self.r.tried:
             return True  # searched before: its results are in view
-        ids = yield from self.r.search(name, situation="rule_out", what=name)
+        yield from self.r.search(name, situation="rule_out", what=name)
         sent = self.r.sent[normalize_call(ToolCall(name="search", arguments={"query": name}))]
-        if not ids and sent < MAX_SENDS - 1:  # the same words once more, with more results
-            ids = yield from self.r.search(name, k=self.r.wide_k, situation="widen", what=name,
-                                           title=name)
-        self.r.note("no_entry" if ids else "unchecked", name=name)
-        return bool(ids)
+        if not self.r.clean and sent < MAX_SENDS - 1:  # once more, with more results
+            yield from self.r.search(name, k=self.r.wide_k, situation="widen", what=name,
+                                     title=name)
+        text = self.r.text(via)
+        at = text.find(name)
+        near = text[max(0, at - 80):at + len(name) + 80]
+        near = near.split(" ", 1)[-1] if at > 80 else near  # whole words only
+        around = keywords(near.rsplit(" ", 1)[0], 2, exclude=name)
+        if not self.r.clean and at >= 0 and around:  # other words: another call
+            query = f"{name} {' '.join(around)}"
+            yield from self.r.search(query, situation="rephrase", what=f'"{query}"', title=name)
+        self.r.note("no_entry" if self.r.clean else "unchecked", name=name)
+        return self.r.clean
 
     def named(self, doc_id: str) -> str:
         """How the question names a start: as `surface` does, or by a name other documents
@@ -227,8 +236,11 @@ class Plans:
 
     def criterion(self, clue: Clue | None, phrase: str) -> str:
         """The clue as the notes state it."""
-        quoted = f'"{self.pattern(clue, phrase)}"'
-        return quoted if clue is None or clue.kind == "phrase" else f"{quoted} ({clue.shown})"
+        pattern = self.pattern(clue, phrase)
+        quoted = f'"{pattern}"'
+        if clue is None or clue.kind == "phrase" or pattern in clue.shown:
+            return quoted  # not '"Charmed" (whose text mentions “Charmed”)'
+        return f"{quoted} ({clue.shown})"
 
     def seen(self, doc_id: str, clue: Clue | None, phrase: str) -> str:
         """What the run was shown of `doc_id` that meets the clue, quoted: a date or number as
@@ -295,7 +307,7 @@ class Plans:
             # what is left is every later name the pages show, not the names up to the target
             self.book.left = [c for _, c in every[n + 1:]]
             if not cand:  # a name of no document: a search shows there is none
-                if (yield from self.rule_out(name)):
+                if (yield from self.rule_out(name, via)):
                     self.book.ruled_out += 1
                 continue
             if not (yield from self.reach(via, cand)):
@@ -512,7 +524,8 @@ class Plans:
             self.book.open = ("o_links2", {"title": self.r.title(spec.start)})
             for d, name, via in outer:
                 if not d:  # a name of no document: nothing of the set to read there
-                    yield from self.rule_out(name)
+                    if not (yield from self.rule_out(name, via)):
+                        unread.append(name)  # unless it is an entry after all
                     continue
                 if not (yield from self.reach(via, d)):
                     unread.append(d)  # its names stay unknown: no count can be given
@@ -542,8 +555,10 @@ class Plans:
         for n, (d, name, via) in enumerate(items):
             book.left = [name for _, name, _ in items[n + 1:]]
             if not d:  # a name of no document: not in the set once a search shows none
-                yield from self.rule_out(name)
-                book.checked += 1
+                if (yield from self.rule_out(name, via)):
+                    book.checked += 1
+                else:  # it may be an entry of the set: the total is unknown
+                    unread.append(name)
                 continue
             if not (yield from self.reach(via, d)):
                 unread.append(d)

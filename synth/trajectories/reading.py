@@ -33,7 +33,7 @@ _MORE = re.compile(r"\(more: open doc_id=\S+ page=(\d+)\)")
 _PAGES = re.compile(r"\(pages 0-(\d+)\)")
 _SECONDS = re.compile(r"after (\d+(?:\.\d+)?) s")
 _LINES = re.compile(r"(\d+) line\(s\) match")
-_WORD = re.compile(r"[A-Za-z0-9][\w'-]*")
+_WORD = re.compile(r"\w[\w'-]*")  # "__qualname__" and "Émile" are words too
 _STOP = frozenset(
     ["a", "an", "the", "of", "in", "on", "at", "to", "for", "from", "by", "with", "and", "or", "is", "was", "were", "are", "be", "been", "it", "its", "his", "her", "their", "this", "that", "which", "who", "whom", "whose", "what", "when", "where", "how", "why", "did", "does", "do", "as", "into", "than", "then", "there", "these", "those", "he", "she", "they", "them", "one", "also", "first", "later", "most", "known", "not", "see"]
 )
@@ -95,6 +95,7 @@ class Reader:
     sent: Counter[str] = field(default_factory=Counter)  # normalized call -> times sent
     tried: set[tuple[str, int]] = field(default_factory=set)  # (normalized query, k) searched
     found: dict[str, list[str]] = field(default_factory=dict)  # doc_id -> find results shown
+    clean: bool = True  # whether the last search came back without a fault
 
     def say(self, situation: str, **slots: Any) -> str:
         """A thought: what was just seen, one thing of the state, then the situation's line."""
@@ -170,6 +171,7 @@ class Reader:
         if (k or self.k) != 5:
             args["k"] = k or self.k
         obs = yield from self.call(situation, ToolCall(name="search", arguments=args), **slots)
+        self.clean = not fault_seen(obs, "search")  # a whole list, or a plain "No results"
         if fault_seen(obs, "search") in ("timeout", "error"):
             return []
         return [d for d, _ in _HIT.findall(obs)]
@@ -192,6 +194,8 @@ class Reader:
             if not key[0] or key in tried or self.sent[f"search:{key[0]}"] >= MAX_SENDS - 1:
                 continue  # never the same words twice at the same length, in any order or quotes
             said = "rephrase" if sent and situation == "search" else situation
+            if sent and not self.clean:
+                said = "reword"  # the last search failed: it showed nothing either way
             ids = yield from self.search(query.strip(), k=k, situation=said if sent else "search",
                                          what=name if query.strip() == name else
                                          f'"{query.strip()}"', title=name)
@@ -199,7 +203,8 @@ class Reader:
             if doc_id in ids:
                 self.note("hit", title=self.title(doc_id))
                 return True
-            self.note("miss", title=name)
+            if self.clean:  # a failed search says nothing of what is in the index
+                self.note("miss", title=name)
         return False
 
     def read_page(self, doc_id: str, page: int, first: str = "open") -> Move:

@@ -18,6 +18,7 @@ this module, holds every voice's line for each situation and note; `Voice.say` r
     first          how the voice names the first entity before it has read anything ({title})
     search         the first query for a document ({what}: the first entity or a title)
     rephrase       another query after one that did not show the document ({what}: the query)
+    reword         another query after one that failed (an error, an empty reply) ({what})
     widen          a longer result list, or the last, wider search ({what}: the query)
     retry          the same call again after an error ({what}: the call, as `call_words` says it)
     reread         the same call again after a cut or a changed layout ({what})
@@ -45,7 +46,7 @@ from typing import Any
 from hopforge.corpus.errors import HopforgeError
 
 SITUATIONS: tuple[str, ...] = (
-    "first", "search", "rephrase", "widen", "retry", "reread", "open", "open_more",
+    "first", "search", "rephrase", "reword", "widen", "retry", "reread", "open", "open_more",
     "open_wrong", "find", "find_fallback", "give_up", "give_up_set", "early", "answer",
     "not_found", "forced", "rule_out",
 )

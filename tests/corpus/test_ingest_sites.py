@@ -150,3 +150,25 @@ def test_markdown_repository_links_between_md_files(tmp_path: Path) -> None:
     assert "title: ignored" not in docs["Harbour tools"].text
     assert docs["Crane guide"].aliases == ("Crane Manual",)  # anchor text naming it
     assert docs["Tide tables"].aliases == ()  # its anchor text is its title
+
+
+def test_section_numbers_leave_titles_and_links_into_a_page_alias_only_its_objects(
+        tmp_path: Path) -> None:
+    """A manual's "8.2. " is not part of the name texts use; a link into a page names the page
+    only as an object documented there ("gc.collect()" at `#gc.collect`), not as the term or
+    bare call the link text says (a glossary's "CPython", "enable()")."""
+    (tmp_path / "while.md").write_text(
+        "# 8.2. The while statement\n\nThe loop repeats. See [CPython](glossary.md#term-cpython)"
+        " and [enable()](gc.md#gc.enable), or [gc.collect()](gc.md#gc.collect).\n",
+        encoding="utf-8")
+    (tmp_path / "glossary.md").write_text(
+        "# Glossary\n\nCPython: the reference implementation of [while loops](while.md).\n",
+        encoding="utf-8")
+    (tmp_path / "gc.md").write_text(
+        "# gc — Garbage Collector interface\n\ngc.enable() turns collection on; gc.collect() "
+        "runs it.\n", encoding="utf-8")
+    docs = _titles(ingest_paths([tmp_path], source_name="manual"))
+    assert set(docs) == {"The while statement", "Glossary", "gc — Garbage Collector interface"}
+    assert docs["Glossary"].aliases == ()
+    assert docs["gc — Garbage Collector interface"].aliases == ("gc.collect()",)
+    assert docs["The while statement"].aliases == ("while loops",)

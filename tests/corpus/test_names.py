@@ -51,7 +51,8 @@ def test_names_inside_longer_names_and_everyday_words_are_not_mentions() -> None
     docs += [_doc("inc", "include")]
     index = NameIndex(docs, min_common_docs=100)
     assert index.mentioned("He was managed by Colonel Tom Parker.") == []
-    assert index.mentioned("Tom Parker sang. In 1990 Tom Parker left.") == ["tp"]
+    assert index.mentioned("Tom Parker, a singer. In 1990 Tom Parker left.") == ["tp"]
+    assert index.mentioned("Tom Parker, a painter, left.") == []  # a namesake, maybe
     assert index.mentioned("He met Paris Hilton in Paris. Paris is big.") == ["par"]
     assert [h.start for h in index.find("Paris Hilton met Paris, Texas.")] == [17]
     assert index.mentioned("They moved to Atlanta.") == []  # the album's bare title
@@ -110,3 +111,38 @@ def test_names_of_no_document_are_the_capitalized_runs_left() -> None:
     assert [n for n, _ in found] == ["American", "Abem Finkel", "Joe E. Brown", "Noreen Nash",
                                      "Duke of York"]
     assert all(docs[0].text[at:at + len(n)] == n for n, at in found)
+
+
+def test_a_name_may_open_with_a_modal_word_and_everyday_words_are_no_names() -> None:
+    """"Will Moore" is a name whole (only function words such as "In" are dropped before a
+    name), an everyday word opening a sentence is not part of the name after it ("Later Moore
+    left"), and a lone capitalized word that the corpus writes in lower case in more than 1% of
+    its documents ("Company") is a word of the language, not a name to rule out."""
+    filler = [Document(doc_id=f"f{i}", title=f"Filler {i}", source="t",
+                       text="The company sold the boat later.") for i in range(30)]
+    page = Document(doc_id="p", title="Harbour Lights", source="t",
+                    text=("A harbour inn. Will Moore joined the Company in 1950. In France, "
+                          "the Company grew. Later Moore left for Quillon Bay."))
+    names = NameIndex([*filler, page])
+    found = [n for n, _ in names.unlisted(page.text, own=page.title)]
+    assert found == ["Will Moore", "France", "Moore", "Quillon Bay"]
+    assert "Company" in names.everyday() and "Moore" not in names.everyday()
+
+
+def test_names_in_compounds_lowercased_titles_and_code_are_not_names() -> None:
+    """A name joined to a word by a hyphen or a dot is part of that word ("spell-checker",
+    "alt.flame"); a capitalized title of several words is named only with its capitals ("For
+    more information" is running text); and the names to rule out leave out code lines, words
+    run together ("TriedPretty") and a sentence's first word after an initial ("World War I.
+    Born in")."""
+    docs = [_doc("sp", "spell"), _doc("fl", "flame"), _doc("fm", "For More Information"),
+            *[_doc(f"f{i}", f"Filler {i}", "He was born in a town.") for i in range(25)]]
+    index = NameIndex(docs, min_common_docs=100)
+    assert index.mentioned("Run the spell-checker on alt.flame today.") == []
+    assert index.mentioned("Cast a spell; a flame.") == ["sp", "fl"]
+    assert index.mentioned("For more information, see For More Information.") == ["fm"]
+    page = Document(doc_id="p", title="Harbour Lights", source="t", text=(
+        "A harbour inn. It fought in World War I. Born in Quillon, it grew.\n"
+        ">>> print(Servo Crow)\nx = Isaac Newton\nSongs: TriedPretty MaryTexas Polka."))
+    names = NameIndex([*docs, page], min_common_docs=100)
+    assert [n for n, _ in names.unlisted(page.text, own=page.title)] == ["World War", "Quillon"]

@@ -8,6 +8,11 @@ The rules are the ones a careful reader applies to the text `open` shows:
   longest name wins where names overlap; a name two documents share names neither; a name of
   one capitalized word, or a title without its parenthesis, does not count when a capitalized
   word follows it or one precedes it that does not open a sentence ("Colonel Tom Parker");
+  a title without its parenthesis counts only in a text that has a word of the parenthesis
+  ("Nemai Ghosh (photographer)" is not named by "Nemai Ghosh, a Bengali director"); no name
+  counts inside a word joined by a hyphen or a dot ("spell-checker", "alt.flame"), and a
+  capitalized name of several words counts only with the capitals it is written with ("For
+  More Information", not "For more information");
 - walkable names leave out common ones: in over 5% of texts, capitalized names written in
   lower case in 3 texts, and one-word lower-case names in over 1% of texts (at least 10);
 - a date clue (key K, years [low, high]) holds when a year in range (or a full date whose year
@@ -61,6 +66,28 @@ def _variants(title: str, aliases: Iterable[str]) -> list[tuple[str, bool]]:
     return out
 
 
+# how a text says a parenthesis's role: "starring X" for "X (actor)"
+_ROLES = {"actor": "starring starred stars role roles cast played",
+          "actress": "starring starred stars role roles cast played",
+          "singer": "song songs album recorded sang single",
+          "rapper": "song songs album recorded single",
+          "musician": "song songs album recorded band",
+          "band": "song songs album recorded single",
+          "writer": "novel book wrote written story", "author": "novel book wrote written story",
+          "novelist": "novel book wrote written", "director": "film films",
+          "filmmaker": "film films directed"}
+
+
+def _says(word: str, vocabulary: set[str]) -> bool:
+    """Whether a text of these words says `word`: it, a word with the same first five letters
+    ("directed": "director"), a word of four or more letters it starts with, or its role."""
+    for w in vocabulary:
+        if w in (word, word + "s") or (len(w) >= 5 and len(word) >= 5 and w[:5] == word[:5]) or (
+                4 <= len(w) < len(word) and word.startswith(w)):
+            return True
+    return any(w in vocabulary for w in _ROLES.get(word, "").split())
+
+
 class Reader:
     """Names and clue tests over one corpus of rows {doc_id, title, text, aliases}."""
 
@@ -69,6 +96,7 @@ class Reader:
         self.docs = {d["doc_id"]: d for d in docs}
         table: dict[tuple[str, ...], set[str]] = defaultdict(set)
         self.forms: dict[tuple[str, ...], set[str]] = defaultdict(set)
+        caps: dict[tuple[str, ...], set[int]] = {}  # words (after the first) every form capitalizes
         lower: set[tuple[str, ...]] = set()
         whole: set[tuple[str, ...]] = set()  # names some document has as written
         for d in self.docs.values():
@@ -79,12 +107,29 @@ class Reader:
                     continue
                 table[words].add(d["doc_id"])
                 self.forms[words].add(form.lower())
+                tokens = _WORDS.findall(form)
+                upper = {i for i, w in enumerate(tokens) if i and w[:1].isupper()}
+                caps[words] = caps[words] & upper if words in caps else upper
                 if not cut:
                     whole.add(words)
                 if not form[0].isupper():
                     lower.add(words)
         self.table = {k: sorted(v) for k, v in table.items()}
+        # a title cut before its parenthesis names its document only in a text that also says
+        # a word of the parenthesis ("photographer", "1865"): otherwise it may be a namesake
+        self.tells: dict[tuple[str, ...], set[str]] = {}
+        for d in self.docs.values():
+            paren = re.search(r"\(([^()]*)\)\s*$", d["title"])
+            for form, cut in _variants(d["title"], d.get("aliases") or ()):
+                words = tuple(w.lower() for w in _WORDS.findall(form))
+                if cut and paren and words in self.table and words not in whole:
+                    self.tells[words] = {
+                        w for w in re.split(r"[\W_]+", paren.group(1).lower())
+                        if w and (w.isdigit() or len(w) > 2) and w not in STOPWORDS
+                        and w not in ("born", "died", "active")}
+        self.tells = {k: v for k, v in self.tells.items() if v}
         self.capital = {k for k in self.table if k not in lower}
+        self.caps = {k: v for k, v in caps.items() if k in self.capital and v}
         self.alone = {k for k in self.table if k not in whole or (k in self.capital and len(k) == 1)}
         self.longest = max((len(k) for k in self.table), default=1)
         self.reach: dict[str, int] = {}  # first word -> the most words of a name it starts
@@ -107,6 +152,7 @@ class Reader:
     def _scan(self, text: str, *, any_case: bool = False) -> list[tuple[tuple[str, ...], str]]:
         """(name words, surface) of the names in `text`, longest first at each place."""
         spans = [(m.start(), m.end(), m.group(0)) for m in _WORDS.finditer(text)]
+        vocabulary = {w.lower() for _, _, w in spans}
         out = []
         i = 0
         while i < len(spans):
@@ -121,10 +167,19 @@ class Reader:
                             low[:-1] + (last[:-1],) if last.endswith("s") else (),
                             low[:-1] + (last[:-2],) if es else ()):
                     surface = text[spans[i][0]:spans[i + n - 1][1]]
-                    if key and key in self.table and (
+                    begin, end = spans[i][0], spans[i + n - 1][1]
+                    joined = (begin > 1 and text[begin - 1] in "-." and text[begin - 2].isalnum()) or (
+                        text[end:end + 1] in ("-", ".") and re.match(r"\w", text[end + 1:end + 2])
+                        is not None and key[-1][-1:].isalnum())
+                    if key and key in self.caps and not any_case and not all(
+                            words[j][:1].isupper() for j in self.caps[key]):
+                        continue  # "For more information" is not "For More Information"
+                    if key and not joined and key in self.table and (
                             any_case or key not in self.capital or words[0][:1].isupper()
                     ) and self._written(surface, key) and not (
-                            key in self.alone and self._in_longer(text, spans, i, i + n)):
+                            key in self.alone and self._in_longer(text, spans, i, i + n)) and (
+                            key not in self.tells or any(
+                                _says(w, vocabulary) for w in self.tells[key])):
                         hit = (key, surface, n)
                         break
                 if hit:

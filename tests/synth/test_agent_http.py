@@ -217,7 +217,7 @@ def test_each_fault_kind_reaches_the_teacher(openai_server: OpenAITestServer, ki
     assert t.turns[0].fault is not None and t.turns[0].fault.kind == kind
     shown = tool_messages(openai_server.requests[1])[-1]["content"]
     assert shown == t.turns[0].result
-    expected = {"empty": lambda s: s == "No results.",
+    expected = {"empty": lambda s: s == "(empty reply)",
                 "timeout": lambda s: "timed out" in s,
                 "format": lambda s: s.startswith('{"tool": "search"') or " | " in s,
                 "partial": lambda s: s.endswith(TRUNCATION_NOTE)}

@@ -13,7 +13,7 @@ from hopforge.corpus.search import Searcher
 from hopforge.synth.answers import answers_match
 from hopforge.synth.questions.config import QuestionConfig
 from hopforge.synth.questions.stage import generate_questions
-from hopforge.synth.records import NOT_FOUND, Question, ToolCall, Trajectory
+from hopforge.synth.records import NONE, NOT_FOUND, Question, ToolCall, Trajectory
 from hopforge.synth.trajectories.fairness import Visible
 from hopforge.synth.trajectories.faults import FaultConfig
 from hopforge.synth.trajectories.scripted import ScriptedConfig, ScriptedTeacher
@@ -201,3 +201,42 @@ def test_a_set_rules_out_every_name_of_no_document_its_page_shows(wiki: Searcher
             assert titles and name.lower() not in {ti.lower() for ti in titles}, (name, titles)
             checked += 1
     assert checked >= 10
+
+
+def test_a_set_is_counted_only_once_every_name_of_no_document_was_ruled_out(
+        wiki: Searcher) -> None:
+    """Under faults that stick to a call, a name of no document is searched again with more
+    results and then with words its page writes around it; a run that counts a set has, for
+    every such name of the start's page, a search whose raw result came back whole (a list, or
+    "No results"), and a run that never got one gives up instead of counting."""
+    docs = list(wiki.documents.values())
+    made = asyncio.run(generate_questions(
+        docs, wiki, config=QuestionConfig(kinds=("aggregation",)), n=6, rng=random.Random(5)))
+    questions = [q for q in made if not q.rejected and q.kind == "aggregation"]
+    names = NameIndex(docs)
+    cfg = TrajectoryConfig(samples=2, max_turns=800, faults=FaultConfig(
+        timeout=0.15, persistent=1.0, timeout_delay_s=0.0))
+
+    def factory(q: Question, sample: int, seed: int) -> Any:
+        return ScriptedTeacher(q, wiki.documents, seed=seed, config=ScriptedConfig())
+
+    runs = asyncio.run(run_trajectories(questions, wiki, factory, config=cfg))
+    counted = gave_up = 0
+    for t, q in zip(runs, [q for q in questions for _ in range(2)], strict=True):
+        assert q.spec is not None
+        start = wiki.documents[q.spec.start]
+        whole: dict[str, bool] = {}  # a name -> whether a search holding it came back whole
+        for x in t.turns:
+            if x.call is not None and x.call.name == "search":
+                query = str(x.call.arguments["query"])
+                ok = not (x.result or "").startswith("Error")
+                for name, _ in names.unlisted(start.text, own=start.title):
+                    if query == name or query.startswith(name + " "):
+                        whole[name] = whole.get(name, False) or ok
+        failed = [n for n, ok in whole.items() if not ok]
+        if t.final_answer.lower() in (NOT_FOUND, NONE):
+            gave_up += bool(failed)
+            continue
+        assert not failed, (q.question, failed)
+        counted += 1
+    assert counted >= 2 and gave_up >= 1, (counted, gave_up)

@@ -23,10 +23,13 @@ def test_rankings_are_asked_for_rederived_and_solved_fairly() -> None:
     assert "ranking" in KINDS and "ranking" not in QuestionConfig().kinds
     docs = load_builtin_documents("builtin:wiki")
     searcher = Searcher.from_documents(docs, dense=False)
-    made = asyncio.run(generate_questions(docs, searcher, n=8, rng=random.Random(1),
-                                          config=QuestionConfig(kinds=("ranking",))))
-    ok = [q for q in made if not q.rejected]
-    assert len(ok) >= 4
+    # rankings are scarce here (a side's clue must pick it among every name its start shows,
+    # and no date may be the clue): one run of the stage makes 1 to 8 of them by its seed, so
+    # the supply is measured over three
+    ok = list({q.qid: q for seed in (0, 1, 2) for q in asyncio.run(generate_questions(
+        docs, searcher, n=8, rng=random.Random(seed), config=QuestionConfig(kinds=("ranking",))))
+        if not q.rejected}.values())
+    assert len(ok) >= 6
     reader = Reader(d.to_row() for d in docs)
     title = {d.doc_id: d.title for d in docs}
     for q in ok:

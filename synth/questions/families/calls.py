@@ -36,14 +36,22 @@ def pages_to_mention(g: CorpusGraph, src: str, dst: str) -> int:
     return g.pages(src)
 
 
+def _first_named(g: CorpusGraph, src: str) -> dict[str, int]:
+    """doc_id -> where `src`'s text first names it, in text order (read once per document)."""
+    memo = g.memo.setdefault("first_named", {})
+    if src not in memo:
+        first: dict[str, int] = {}
+        for h in g.names.find(g.docs[src].text, exclude=src):
+            if h.doc:
+                first.setdefault(h.doc, h.start)
+        memo[src] = first
+    return memo[src]
+
+
 def names_before(g: CorpusGraph, src: str, dst: str) -> int:
     """How many documents `src`'s text names before it first names `dst`: each is searched
     and checked (two calls) before the clue reaches `dst`."""
-    order = g.memo.setdefault("name_order", {})
-    if src not in order:
-        order[src] = list(dict.fromkeys(h.doc for h in g.names.find(g.docs[src].text,
-                                                                    exclude=src) if h.doc))
-    names = order[src]
+    names = list(_first_named(g, src))
     return names.index(dst) if dst in names else len(names)
 
 
@@ -59,6 +67,5 @@ def unlisted(g: CorpusGraph, src: str) -> list[tuple[str, int]]:
 def calls_before(g: CorpusGraph, src: str, dst: str) -> int:
     """The calls spent on the names `src` shows before it first names `dst`: two per document
     (searched and checked), one per name of no document (a search rules it out)."""
-    first = next((h.start for h in g.names.find(g.docs[src].text, exclude=src) if h.doc == dst),
-                 len(g.docs[src].text))
+    first = _first_named(g, src).get(dst, len(g.docs[src].text))
     return 2 * names_before(g, src, dst) + sum(at < first for _, at in unlisted(g, src))
