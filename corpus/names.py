@@ -51,7 +51,8 @@ EVERYDAY_SHARE = 0.01
 LOWER_SHARE = 0.01
 _INITIAL = re.compile(r"[A-Z]")
 # a line of code: a prompt, an assignment, a call, braces or a statement's semicolon
-_CODE_LINE = re.compile(r"^\s*(?:>>>|\.\.\.|\$ )|\w\s?=\s?\S|\w\(|[{};]\s*$")
+_CODE_LINE = re.compile(r"^\s*(?:>>>|\.\.\.|\$ )|\w\s?=\s?\S|\w\([^\s()]*\)|[{};]\s*$")
+_CODE_CHARS = 160  # a longer line is prose: "Leone( born 1929) ..." is a paragraph
 _JOINED = re.compile(r"[a-z]{4}[A-Z]")  # "TriedPretty"; not "McDonald", "DeCavalcante"
 _PARTICLES = frozenset(["of", "the", "for", "de", "del", "der", "den", "van", "von", "du", "la",
                         "le", "da", "di", "y"])  # inside a name: "Leader of the Opposition"
@@ -325,7 +326,7 @@ class NameIndex:
         may be it), any run that overlaps a corpus name, and any on a line of code are not."""
         covered = [(h.start, h.start + len(h.surface)) for h in self._scan(text, any_case=True)]
         code = [(m.start(), m.end()) for m in re.finditer(r"(?m)^.*$", text)
-                if _CODE_LINE.search(m.group(0))]  # names in code samples are strings, not names
+                if len(m.group(0)) <= _CODE_CHARS and _CODE_LINE.search(m.group(0))]
         code_starts = [a for a, _ in code]
         starts = [a for a, _ in covered]
         own_words = {w.lower() for w in _NAME_WORD.findall(own)}

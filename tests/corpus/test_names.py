@@ -146,3 +146,10 @@ def test_names_in_compounds_lowercased_titles_and_code_are_not_names() -> None:
         ">>> print(Servo Crow)\nx = Isaac Newton\nSongs: TriedPretty MaryTexas Polka."))
     names = NameIndex([*docs, page], min_common_docs=100)
     assert [n for n, _ in names.unlisted(page.text, own=page.title)] == ["World War", "Quillon"]
+    prose = Document(doc_id="w", title="Quillon West", source="t", text=(
+        "A film. Quillon West( lit. \"the west\") is a 1968 film directed by Sergio Leone. It "
+        "stars Henry Fonda as the villain, and the score was by Ennio Morricone in Rome."))
+    assert len(prose.text) > 160  # a paragraph, not a line of code, for all its "West("
+    names = NameIndex([*docs, prose], min_common_docs=100)
+    assert [n for n, _ in names.unlisted(prose.text, own=prose.title)] == [
+        "Sergio Leone", "Henry Fonda", "Ennio Morricone", "Rome"]

@@ -170,7 +170,7 @@ class Reader:
                     begin, end = spans[i][0], spans[i + n - 1][1]
                     joined = (begin > 1 and text[begin - 1] in "-." and text[begin - 2].isalnum()) or (
                         text[end:end + 1] in ("-", ".") and re.match(r"\w", text[end + 1:end + 2])
-                        is not None and key[-1][-1:].isalnum())
+                        is not None and bool(key) and key[-1][-1:].isalnum())
                     if key and key in self.caps and not any_case and not all(
                             words[j][:1].isupper() for j in self.caps[key]):
                         continue  # "For more information" is not "For More Information"
