@@ -53,6 +53,7 @@ _INITIAL = re.compile(r"[A-Z]")
 # a line of code: a prompt, an assignment, a call, braces or a statement's semicolon
 _CODE_LINE = re.compile(r"^\s*(?:>>>|\.\.\.|\$ )|\w\s?=\s?\S|\w\([^\s()]*\)|[{};]\s*$")
 _CODE_CHARS = 160  # a longer line is prose: "Leone( born 1929) ..." is a paragraph
+_QUOTED_TITLE = re.compile(r'["“]\s?([A-Z0-9][^"“”\n]{1,80}?)\s?["”]')
 _JOINED = re.compile(r"[a-z]{4}[A-Z]")  # "TriedPretty"; not "McDonald", "DeCavalcante"
 _PARTICLES = frozenset(["of", "the", "for", "de", "del", "der", "den", "van", "von", "du", "la",
                         "le", "da", "di", "y"])  # inside a name: "Leader of the Opposition"
@@ -317,10 +318,12 @@ class NameIndex:
         """(name, where) of the names `text` shows that name no document, in text order, once
         each: the ones a reader must rule out with a search before saying which names of a page
         are entries. A name here is a run of capitalized words, joined by single spaces or by a
-        particle or two ("Bosonid Boso the Elder", "Leader of the Opposition"); leading
+        particle or two ("Bosonid Boso the Elder", "Leader of the Opposition"), or a quoted
+        title of a work, whole ("The Good, the Bad and the Ugly"); leading
         function words are dropped ("In France", but "by Will Moore" stays whole), and so is
         an everyday word that opens a sentence ("Later Moore left"); a lone word that opens a
-        sentence, a lone word of the corpus's everyday vocabulary (`everyday`), a month or a weekday, the text's
+        sentence, a lone word of the corpus's everyday vocabulary (`everyday`) or of a longer
+        name shown before it ("Leone" after "Sergio Leone"), a month or a weekday, the text's
         own subject (the run that opens it, or one with two words of its title `own`), a
         title cut before its parenthesis ("Twins" of "Twins (group)": a search shows a page that
         may be it), any run that overlaps a corpus name, and any on a line of code are not."""
@@ -333,8 +336,25 @@ class NameIndex:
         words = list(_NAME_WORD.finditer(text))
         everyday = self.everyday()
         out: dict[str, tuple[str, int]] = {}
+        quoted = [(m.start(1), m.end(1)) for m in _QUOTED_TITLE.finditer(text)
+                  if _titled(m.group(1))]  # “The Good, the Bad and the Ugly”: one name
+        quoted_starts = [a for a, _ in quoted]
         i = 0
         while i < len(words):
+            q = bisect_right(quoted_starts, words[i].start()) - 1
+            if q >= 0 and words[i].start() < quoted[q][1]:
+                a, b = quoted[q]
+                while i < len(words) and words[i].start() < b:
+                    i += 1
+                key = name_key(text[a:b])
+                k = bisect_right(starts, b) - 1
+                said = {w.lower() for w in _NAME_WORD.findall(text[a:b])}
+                if not (key in self.owners or key in self.titles or key in self.cut_titles
+                        or key in out or said <= own_words
+                        or len(said & own_words - STOPWORDS - _PARTICLES) >= 2
+                        or any(x < b and a < y for x, y in covered[max(0, k - 3):k + 1])):
+                    out[key] = (text[a:b], a)
+                continue
             if not words[i].group(0)[:1].isupper():
                 i += 1
                 continue
@@ -379,6 +399,11 @@ class NameIndex:
             said = {w.lower() for w in _NAME_WORD.findall(name)}
             # the subject's own name: "Robert Francis Boyle" on the page "Robert F. Boyle"
             own_name = said <= own_words or len(said & own_words - STOPWORDS - _PARTICLES) >= 2
+            earlier = {w.lower() for x, y in covered if y <= start
+                       for w in _NAME_WORD.findall(text[x:y])} | {
+                w.lower() for n, _ in out.values() for w in _NAME_WORD.findall(n)}
+            if len(run) == 1 and name.lower() in earlier - STOPWORDS - _PARTICLES:
+                continue  # "Leone" after "Sergio Leone": the same man, named shorter
             if (len(name) < 3 or key in self.owners or key in self.titles or key in out
                     or key in self.cut_titles
                     or key in _NOT_NAMES or own_name or run[0] is words[0]
@@ -391,6 +416,15 @@ class NameIndex:
     def mentioned(self, text: str, *, exclude: str = "") -> list[str]:
         """The doc_ids `text` names unambiguously, first mention first (common names too)."""
         return list(dict.fromkeys(h.doc for h in self.find(text, exclude=exclude) if h.doc))
+
+
+def _titled(span: str) -> bool:
+    """Whether a quoted span reads as the title of a work: two to ten words, each capitalized
+    or a small word ("Once Upon a Time in America", not "he said it was fine")."""
+    found = _NAME_WORD.findall(span)
+    return 2 <= len(found) <= 10 and found[0][:1].isupper() and all(
+        w[:1].isupper() or w[:1].isdigit() or w.lower() in STOPWORDS or w.lower() in _PARTICLES
+        for w in found)
 
 
 def _spaced(text: str) -> tuple[str, Callable[[int], int]]:

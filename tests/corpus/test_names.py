@@ -125,7 +125,7 @@ def test_a_name_may_open_with_a_modal_word_and_everyday_words_are_no_names() -> 
                           "the Company grew. Later Moore left for Quillon Bay."))
     names = NameIndex([*filler, page])
     found = [n for n, _ in names.unlisted(page.text, own=page.title)]
-    assert found == ["Will Moore", "France", "Moore", "Quillon Bay"]
+    assert found == ["Will Moore", "France", "Quillon Bay"]  # "Moore" again is Will Moore
     assert "Company" in names.everyday() and "Moore" not in names.everyday()
 
 
@@ -148,8 +148,10 @@ def test_names_in_compounds_lowercased_titles_and_code_are_not_names() -> None:
     assert [n for n, _ in names.unlisted(page.text, own=page.title)] == ["World War", "Quillon"]
     prose = Document(doc_id="w", title="Quillon West", source="t", text=(
         "A film. Quillon West( lit. \"the west\") is a 1968 film directed by Sergio Leone. It "
-        "stars Henry Fonda as the villain, and the score was by Ennio Morricone in Rome."))
+        "stars Henry Fonda as the villain, and the score was by Ennio Morricone in Rome. After"
+        "\" The Good, the Bad and the Ugly\", Leone rested."))
     assert len(prose.text) > 160  # a paragraph, not a line of code, for all its "West("
     names = NameIndex([*docs, prose], min_common_docs=100)
     assert [n for n, _ in names.unlisted(prose.text, own=prose.title)] == [
-        "Sergio Leone", "Henry Fonda", "Ennio Morricone", "Rome"]
+        "Sergio Leone", "Henry Fonda", "Ennio Morricone", "Rome",
+        "The Good, the Bad and the Ugly"]  # one title, quoted; "Leone" is Sergio Leone again
