@@ -194,7 +194,7 @@ class Reader:
             if not key[0] or key in tried or self.sent[f"search:{key[0]}"] >= MAX_SENDS - 1:
                 continue  # never the same words twice at the same length, in any order or quotes
             said = "rephrase" if sent and situation == "search" else situation
-            if sent and not self.clean:
+            if sent and not self.clean and situation != "widen":
                 said = "reword"  # the last search failed: it showed nothing either way
             ids = yield from self.search(query.strip(), k=k, situation=said if sent else "search",
                                          what=name if query.strip() == name else
