@@ -34,7 +34,7 @@ n = 200                        # accepted questions: chains, comparisons and int
 part_size = 50
 # then a few long tasks: aggregations whose fewest tool calls lie in each range
 ladder = [{ min_calls = 50, max_calls = 150, n = 3 }, { min_calls = 100, max_calls = 300, n = 2 }]
-attempts_per_question = 30     # the rungs draw from what the mix left: 10 found too few
+attempts_per_question = 30     # room for the ladder rungs, which draw from what the mix left
 
 [trajectories]
 samples = 4                    # four runs per question, so pair-wise scores have something to rank

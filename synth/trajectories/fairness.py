@@ -58,6 +58,18 @@ class Visible:
         return not unseen, tuple(unseen)
 
 
+_FRAME = re.compile(r"^\((?:more: open doc_id=\S+ page=\d+|end of document)\)$")
+
+
+def page_body(result: str) -> str:
+    """An `open` result without the tool's own lines (the title and page header, "(more: open
+    doc_id=... page=1)", "(end of document)"): their words are the tool's, not the page's."""
+    lines = result.splitlines()
+    if lines and "[doc_id: " in lines[0]:
+        lines = lines[1:]
+    return "\n".join(ln for ln in lines if not _FRAME.match(ln.strip()))
+
+
 @dataclass(frozen=True, slots=True)
 class Choice:
     """Where a run had to choose among what a page showed: the page, the document the question
@@ -89,7 +101,7 @@ def choices(traj: Trajectory, spec: Spec, names: NameIndex) -> list[Choice]:
         touched.update(ids)
         shown = turn.fault is None or turn.fault.kind == "partial"  # an error shows no page
         if tool.name == "open" and turn.result and ids and shown:
-            read[ids[0]] = read.get(ids[0], "") + "\n" + turn.result
+            read[ids[0]] = read.get(ids[0], "") + "\n" + page_body(turn.result)
     out = []
     items = [st.doc for st in spec.steps if st.relation == "item" and st.doc]
     if items:

@@ -240,3 +240,15 @@ def test_a_set_is_counted_only_once_every_name_of_no_document_was_ruled_out(
         assert not failed, (q.question, failed)
         counted += 1
     assert counted >= 2 and gave_up >= 1, (counted, gave_up)
+
+
+def test_the_tool_s_own_lines_are_no_page_text() -> None:
+    """A page's header and its "(more: open doc_id=... page=1)" line are the tool's words: an
+    entry titled "open" is not a name that page shows."""
+    from hopforge.synth.trajectories.fairness import page_body
+
+    shown = ("SNAFU principle [doc_id: 069e] page 0 (pages 0-1)\n\nThe suits protect "
+             "themselves.\n\n(more: open doc_id=069e page=1)")
+    assert page_body(shown).split() == ["The", "suits", "protect", "themselves."]
+    assert "open" not in page_body("x [doc_id: 1] page 1 (pages 0-1)\n\nCompare Conway's Law."
+                                   "\n\n(end of document)")
