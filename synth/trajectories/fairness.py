@@ -58,16 +58,14 @@ class Visible:
         return not unseen, tuple(unseen)
 
 
-_FRAME = re.compile(r"^\((?:more: open doc_id=\S+ page=\d+|end of document)\)$")
+_HEADER = re.compile(r"^[^\n]*?\[doc_id: [^\]]+\][^\n]*?\(pages \d+-\d+\)")
+_FRAME = re.compile(r"\((?:more: open doc_id=\S+ page=\d+|end of document)\)")
 
 
 def page_body(result: str) -> str:
-    """An `open` result without the tool's own lines (the title and page header, "(more: open
-    doc_id=... page=1)", "(end of document)"): their words are the tool's, not the page's."""
-    lines = result.splitlines()
-    if lines and "[doc_id: " in lines[0]:
-        lines = lines[1:]
-    return "\n".join(ln for ln in lines if not _FRAME.match(ln.strip()))
+    """An `open` result without the tool's own words (the title and page header, "(more: open
+    doc_id=... page=1)", "(end of document)"): they are the tool's, not the page's."""
+    return _FRAME.sub(" ", _HEADER.sub(" ", result, count=1))
 
 
 @dataclass(frozen=True, slots=True)
