@@ -458,7 +458,7 @@ def _inside_longer(text: str, start: int, end: int, *, possessive: bool = False)
     if not possessive and after[:1] == " " and after[1:2].isupper():
         return True
     i = start - 1
-    while i >= 0 and text[i] == " ":
+    while i >= 0 and text[i].isspace() and text[i] != "\n":  # a no-break space is a space
         i -= 1
     if i < 0 or i == start - 1 or not text[i].isalpha():
         return False  # nothing, or punctuation, right before it
@@ -469,7 +469,7 @@ def _inside_longer(text: str, start: int, end: int, *, possessive: bool = False)
     if not text[j].isupper() or (j > 0 and text[j - 1].isalnum()):
         return False  # a word of letters with a capital ("V6 Unix" is not a longer name)
     k = j - 1
-    while k >= 0 and text[k] in " \t":
+    while k >= 0 and text[k].isspace() and text[k] != "\n":
         k -= 1
     return k >= 0 and text[k] not in _OPENERS
 

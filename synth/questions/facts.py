@@ -242,9 +242,10 @@ def extract(doc: Document, names: NameIndex) -> list[Fact]:
                 continue
             if number_of(m.group(1)) < 2 or (m.start() < 3 and sent[m.end():m.end() + 1] == "."):
                 continue  # a sense number ("2. A parallel language")
+            counted = (m.group(3) or "").endswith("s") and m.group(3) not in STOPWORDS
             if _AFTER_MONTH.search(sent[:m.start()]) or (
-                    m.group(1).isdigit() and 500 <= int(m.group(1)) <= 2049):
-                continue  # a day after a month name, or a year
+                    m.group(1).isdigit() and 500 <= int(m.group(1)) <= 2049 and not counted):
+                continue  # a day after a month name, or a year (not "over 800 films")
             relation = relation_before(sent, m.start())
             unit = m.group(3) or ""
             if unit in STOPWORDS or unit in MONTHS:

@@ -168,7 +168,8 @@ class Reader:
                             low[:-1] + (last[:-2],) if es else ()):
                     surface = text[spans[i][0]:spans[i + n - 1][1]]
                     begin, end = spans[i][0], spans[i + n - 1][1]
-                    joined = (begin > 1 and text[begin - 1] in "-." and text[begin - 2].isalnum()) or (
+                    joined = (begin > 0 and text[begin - 1] == "·") or (  # "go's@·tee"
+                        begin > 1 and text[begin - 1] in "-." and text[begin - 2].isalnum()) or (
                         text[end:end + 1] in ("-", ".") and re.match(r"\w", text[end + 1:end + 2])
                         is not None and bool(key) and key[-1][-1:].isalnum())
                     if key and key in self.caps and not any_case and not all(
