@@ -170,8 +170,7 @@ class NameIndex:
                 if not self._usable(key, min_chars) or (not as_written and " " not in key):
                     continue
                 owners.setdefault(key, set()).add(d.doc_id)
-                words = form.split()
-                upper = frozenset(i for i, w in enumerate(words) if w[:1].isupper())
+                upper = frozenset(i for i, w in enumerate(form.split()) if w[:1].isupper())
                 capitals[key] = capitals.get(key, upper) & upper
                 if as_written:
                     written.add(key)
@@ -336,6 +335,25 @@ class NameIndex:
         words = list(_NAME_WORD.finditer(text))
         everyday = self.everyday()
         out: dict[str, tuple[str, int]] = {}
+        earlier: set[str] = set()  # the words of the names shown so far
+        shown_to = 0  # the corpus names (`covered`) whose words are in `earlier`
+
+        def known(name: str, start: int, end: int) -> bool:
+            """Whether `name` at text[start:end] names a document, is listed already, is the
+            text's own subject ("Robert Francis Boyle" on the page "Robert F. Boyle"), or
+            overlaps a corpus name."""
+            key = name_key(name)
+            said = {w.lower() for w in _NAME_WORD.findall(name)}
+            k = bisect_right(starts, end) - 1
+            return (key in self.owners or key in self.titles or key in self.cut_titles
+                    or key in out or said <= own_words
+                    or len(said & own_words - STOPWORDS - _PARTICLES) >= 2
+                    or any(a < end and start < b for a, b in covered[max(0, k - 3):k + 1]))
+
+        def listed(name: str, start: int) -> None:
+            out[name_key(name)] = (name, start)
+            earlier.update(w.lower() for w in _NAME_WORD.findall(name))
+
         quoted = [(m.start(1), m.end(1)) for m in _QUOTED_TITLE.finditer(text)
                   if _titled(m.group(1))]  # “The Good, the Bad and the Ugly”: one name
         quoted_starts = [a for a, _ in quoted]
@@ -346,14 +364,8 @@ class NameIndex:
                 a, b = quoted[q]
                 while i < len(words) and words[i].start() < b:
                     i += 1
-                key = name_key(text[a:b])
-                k = bisect_right(starts, b) - 1
-                said = {w.lower() for w in _NAME_WORD.findall(text[a:b])}
-                if not (key in self.owners or key in self.titles or key in self.cut_titles
-                        or key in out or said <= own_words
-                        or len(said & own_words - STOPWORDS - _PARTICLES) >= 2
-                        or any(x < b and a < y for x, y in covered[max(0, k - 3):k + 1])):
-                    out[key] = (text[a:b], a)
+                if not known(text[a:b], a, b):
+                    listed(text[a:b], a)
                 continue
             if not words[i].group(0)[:1].isupper():
                 i += 1
@@ -394,23 +406,17 @@ class NameIndex:
             if c >= 0 and code[c][0] <= start < code[c][1]:
                 continue
             name = re.sub(r"['’]s$", "", text[start:end])
-            key = name_key(name)
-            k = bisect_right(starts, end) - 1
-            said = {w.lower() for w in _NAME_WORD.findall(name)}
-            # the subject's own name: "Robert Francis Boyle" on the page "Robert F. Boyle"
-            own_name = said <= own_words or len(said & own_words - STOPWORDS - _PARTICLES) >= 2
-            earlier = {w.lower() for x, y in covered if y <= start
-                       for w in _NAME_WORD.findall(text[x:y])} | {
-                w.lower() for n, _ in out.values() for w in _NAME_WORD.findall(n)}
+            while shown_to < len(covered) and covered[shown_to][1] <= start:
+                x, y = covered[shown_to]  # (corpus names do not overlap: their ends ascend)
+                earlier.update(w.lower() for w in _NAME_WORD.findall(text[x:y]))
+                shown_to += 1
             if len(run) == 1 and name.lower() in earlier - STOPWORDS - _PARTICLES:
                 continue  # "Leone" after "Sergio Leone": the same man, named shorter
-            if (len(name) < 3 or key in self.owners or key in self.titles or key in out
-                    or key in self.cut_titles
-                    or key in _NOT_NAMES or own_name or run[0] is words[0]
+            if (len(name) < 3 or name_key(name) in _NOT_NAMES or run[0] is words[0]
                     or (len(run) == 1 and run[0].group(0) in everyday)
-                    or any(a < end and start < b for a, b in covered[max(0, k - 3):k + 1])):
+                    or known(name, start, end)):
                 continue
-            out[key] = (name, start)
+            listed(name, start)
         return list(out.values())
 
     def mentioned(self, text: str, *, exclude: str = "") -> list[str]:

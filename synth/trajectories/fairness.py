@@ -58,14 +58,15 @@ class Visible:
         return not unseen, tuple(unseen)
 
 
-_HEADER = re.compile(r"^[^\n]*?\[doc_id: [^\]]+\][^\n]*?\(pages \d+-\d+\)")
-_FRAME = re.compile(r"\((?:more: open doc_id=\S+ page=\d+|end of document)\)")
+_HEADER = re.compile(r"^.*\[doc_id: [^\]]+\] page \d+ \(pages 0-\d+\)\s*")
+_FOOTER = re.compile(r"\s*\((?:more: open doc_id=\S+ page=\d+|end of document)\)\s*$")
 
 
 def page_body(result: str) -> str:
-    """An `open` result without the tool's own words (the title and page header, "(more: open
-    doc_id=... page=1)", "(end of document)"): they are the tool's, not the page's."""
-    return _FRAME.sub(" ", _HEADER.sub(" ", result, count=1))
+    """The document's text on an `open` result, without the tool's own words (its title and
+    page header, "(more: open doc_id=... page=1)" or "(end of document)"): the scripted teacher
+    reads pages through it, and the choices check below, so both see the same names."""
+    return _FOOTER.sub("", _HEADER.sub("", result, count=1))
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,7 @@ from hopforge.synth.annotate import normalize_call
 from hopforge.synth.questions.facts import LIFE_KEYS
 from hopforge.synth.questions.families import family_of
 from hopforge.synth.records import NONE, NOT_FOUND, Clue, Question, Spec, Step, ToolCall
+from hopforge.synth.trajectories.fairness import page_body
 from hopforge.synth.trajectories.reading import MAX_SENDS, Move, Reader, keywords
 from hopforge.synth.trajectories.voice import Note, Voice
 
@@ -84,13 +85,11 @@ def legacy_spec(question: Question, docs: Mapping[str, Document]) -> Spec:
                 target=route[-1] if route else "")
 
 
-_HEADER = re.compile(r"^.*\[doc_id: [^\]]+\] page \d+ \(pages 0-\d+\)\s*")
-_FOOTER = re.compile(r"\s*\((?:more: open doc_id=\S+ page=\d+|end of document)\)\s*$")
-
-
-def _body(page: str) -> str:
-    """The document's text on an `open` result, without its header and footer lines."""
-    return _FOOTER.sub("", _HEADER.sub("", page, count=1))
+def _around(text: str, at: int, name: str) -> str:
+    """The whole words within 80 characters of `name` written at `at` in `text`."""
+    near = text[max(0, at - 80):at + len(name) + 80]
+    near = near.split(" ", 1)[-1] if at > 80 else near
+    return near.rsplit(" ", 1)[0]
 
 
 class Plans:
@@ -123,7 +122,7 @@ class Plans:
     def _read(self, doc_id: str, page: int | None = None) -> str:
         """The text of the pages read of `doc_id` (or of its page `page` alone), in order."""
         pages = sorted(self.r.pages.get(doc_id, {}).items())
-        return " ".join(_body(text) for n, text in pages if page is None or n == page)
+        return " ".join(page_body(text) for n, text in pages if page is None or n == page)
 
     def _entries(self, doc_id: str, body: str) -> list[tuple[int, str, str]]:
         """(where, doc_id, name as written) of each document `body` first names."""
@@ -159,14 +158,14 @@ class Plans:
         if not self.r.clean and sent < MAX_SENDS - 1:  # once more, with more results
             yield from self.r.search(name, k=self.r.wide_k, situation="widen", what=name,
                                      title=name)
-        text = self.r.text(via)
-        at = text.find(name)
-        near = text[max(0, at - 80):at + len(name) + 80]
-        near = near.split(" ", 1)[-1] if at > 80 else near  # whole words only
-        around = keywords(near.rsplit(" ", 1)[0], 2, exclude=name)
-        if not self.r.clean and at >= 0 and around:  # other words: another call
-            query = f"{name} {' '.join(around)}"
-            yield from self.r.search(query, situation="rephrase", what=f'"{query}"', title=name)
+        if not self.r.clean:  # other words: another call
+            text = self.r.text(via)
+            at = text.find(name)
+            around = keywords(_around(text, at, name), 2, exclude=name) if at >= 0 else []
+            if around:
+                query = f"{name} {' '.join(around)}"
+                yield from self.r.search(query, situation="rephrase", what=f'"{query}"',
+                                         title=name)
         self.r.note("no_entry" if self.r.clean else "unchecked", name=name)
         return self.r.clean
 
@@ -202,11 +201,8 @@ class Plans:
         name, pos = self.surface(doc_id, self.r.text(via))
         if not name:
             return False
-        text = self.r.text(via)
-        around = text[max(0, pos - 80):pos + len(name) + 80]
-        around = around.split(" ", 1)[-1] if pos > 80 else around  # whole words only
-        around = around.rsplit(" ", 1)[0]
-        return (yield from self.r.locate(doc_id, name, near=near or around))
+        return (yield from self.r.locate(doc_id, name,
+                                         near=near or _around(self.r.text(via), pos, name)))
 
     def read_for(self, via: str, doc_id: str) -> Move:
         """Read `via` until `doc_id` is mentioned in what was read (or to its end)."""

@@ -171,8 +171,9 @@ class Reader:
         if (k or self.k) != 5:
             args["k"] = k or self.k
         obs = yield from self.call(situation, ToolCall(name="search", arguments=args), **slots)
-        self.clean = not fault_seen(obs, "search")  # a whole list, or a plain "No results"
-        if fault_seen(obs, "search") in ("timeout", "error"):
+        fault = fault_seen(obs, "search")
+        self.clean = not fault  # a whole list, or a plain "No results"
+        if fault in ("timeout", "error"):
             return []
         return [d for d, _ in _HIT.findall(obs)]
 
