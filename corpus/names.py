@@ -29,7 +29,6 @@ only after s, x, z, ch, sh or o: "hopes" does not name "hop").
 
 from __future__ import annotations
 
-import itertools
 import re
 from bisect import bisect_right
 from collections import Counter
@@ -47,25 +46,6 @@ _ES_AFTER = ("s", "x", "z", "ch", "sh", "o")
 _OPENERS = frozenset(".!?:;\"“(\n")  # a word after one of these opens a sentence or a quote
 _RUN = re.compile(r"\S+")
 _ONE_WORD = re.compile(r"\w+(?:['’]\w+)*")
-EVERYDAY_SHARE = 0.01
-LOWER_SHARE = 0.01
-_INITIAL = re.compile(r"[A-Z]")
-# a line of code: a prompt, an assignment, a call, braces or a statement's semicolon
-_CODE_LINE = re.compile(r"^\s*(?:>>>|\.\.\.|\$ )|\w\s?=\s?\S|\w\([^\s()]*\)|[{};]\s*$")
-_CODE_CHARS = 160  # a longer line is prose: "Leone( born 1929) ..." is a paragraph
-_QUOTED_TITLE = re.compile(r'["“]\s?([A-Z0-9][^"“”\n]{1,80}?)\s?["”]')
-_JOINED = re.compile(r"[a-z]{4}[A-Z]")  # "TriedPretty"; not "McDonald", "DeCavalcante"
-_PARTICLES = frozenset(["of", "the", "for", "de", "del", "der", "den", "van", "von", "du", "la",
-                        "le", "da", "di", "y"])  # inside a name: "Leader of the Opposition"
-_NAME_WORD = re.compile(r"\w+(?:['’-]\w+)*")  # "Hanna-Barbera" is one word of a name
-_CAPITAL = re.compile(r"(?<![\w'’-])[^\W\d_][\w'’-]*")
-# words that open a sentence before a name but are never its first word ("In France", "The
-# Beatles"); other stopwords may be ("Will Moore", "New York", "Old Trafford")
-_LEADING = frozenset(["a", "an", "the", "in", "on", "at", "of", "for", "from", "by", "with", "to", "into", "as", "and", "but", "or", "nor", "if", "when", "while", "after", "before", "during", "since", "until", "because", "although", "though", "this", "that", "these", "those", "his", "her", "its", "their", "our", "my", "your", "he", "she", "it", "they", "we", "i", "you", "there", "here", "then", "thus", "both", "each", "every", "all", "some", "any", "no", "not", "such"])
-_NOT_NAMES = frozenset(["january", "february", "march", "april", "may", "june", "july",
-                        "august", "september", "october", "november", "december", "monday",
-                        "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
-                        "i'd", "i'm", "i've", "i'll", "i’d", "i’m", "i’ve", "i’ll"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,31 +188,8 @@ class NameIndex:
                    and k not in self.capitalized]
                 + [k for k in self.capitalized if lower_df[k] >= lower_docs])
         self.titles: Counter[str] = Counter(name_key(d.title) for d in docs)
-        # titles cut before their parenthesis: a page's "Twins" may be "Twins (group)"
-        self.cut_titles = frozenset(name_key(without_parenthesis(d.title)) for d in docs)
-        self._texts = [d.text for d in docs]
-        self._everyday: frozenset[str] | None = None
-        self._lower: frozenset[str] = frozenset()  # words in lower case in many documents
-
-    def everyday(self) -> frozenset[str]:
-        """Capitalized words that are the corpus's everyday vocabulary, not names a reader looks
-        up: written so in more than `EVERYDAY_SHARE` of the documents ("American" in Wikipedia's
-        film stubs), or written in lower case in more than `LOWER_SHARE` of them ("Company",
-        "River": words of the language that a title or a sentence capitalizes). Both counts
-        need more than 20 documents."""
-        if self._everyday is None:
-            df: Counter[str] = Counter()
-            lower: Counter[str] = Counter()
-            for text in self._texts:
-                words = set(_CAPITAL.findall(text))
-                df.update(w for w in words if w[0].isupper())
-                lower.update(w for w in words if w[0].islower())
-            limit = max(20, EVERYDAY_SHARE * len(self._texts))
-            lower_limit = max(20, LOWER_SHARE * len(self._texts))
-            self._lower = frozenset(w for w, n in lower.items() if n > lower_limit)
-            self._everyday = frozenset(w for w, n in df.items()
-                                       if n > limit or w.lower() in self._lower)
-        return self._everyday
+        # documents whose title another document has too: no step, answer or listed entry
+        self.shared = frozenset(d.doc_id for d in docs if self.titles[name_key(d.title)] > 1)
 
     @staticmethod
     def _usable(key: str, min_chars: int) -> bool:
@@ -313,124 +270,20 @@ class NameIndex:
                                docs=hit.docs, key=hit.key, common=hit.key in self.common))
         return out
 
-    def unlisted(self, text: str, *, own: str = "") -> list[tuple[str, int]]:
-        """(name, where) of the names `text` shows that name no document, in text order, once
-        each: the ones a reader must rule out with a search before saying which names of a page
-        are entries. A name here is a run of capitalized words, joined by single spaces or by a
-        particle or two ("Bosonid Boso the Elder", "Leader of the Opposition"), or a quoted
-        title of a work, whole ("The Good, the Bad and the Ugly"); leading
-        function words are dropped ("In France", but "by Will Moore" stays whole), and so is
-        an everyday word that opens a sentence ("Later Moore left"); a lone word that opens a
-        sentence, a lone word of the corpus's everyday vocabulary (`everyday`) or of a longer
-        name shown before it ("Leone" after "Sergio Leone"), a month or a weekday, the text's
-        own subject (the run that opens it, or one with two words of its title `own`), a
-        title cut before its parenthesis ("Twins" of "Twins (group)": a search shows a page that
-        may be it), any run that overlaps a corpus name, and any on a line of code are not."""
-        covered = [(h.start, h.start + len(h.surface)) for h in self._scan(text, any_case=True)]
-        code = [(m.start(), m.end()) for m in re.finditer(r"(?m)^.*$", text)
-                if len(m.group(0)) <= _CODE_CHARS and _CODE_LINE.search(m.group(0))]
-        code_starts = [a for a, _ in code]
-        starts = [a for a, _ in covered]
-        own_words = {w.lower() for w in _NAME_WORD.findall(own)}
-        words = list(_NAME_WORD.finditer(text))
-        everyday = self.everyday()
-        out: dict[str, tuple[str, int]] = {}
-        earlier: set[str] = set()  # the words of the names shown so far
-        shown_to = 0  # the corpus names (`covered`) whose words are in `earlier`
-
-        def known(name: str, start: int, end: int) -> bool:
-            """Whether `name` at text[start:end] names a document, is listed already, is the
-            text's own subject ("Robert Francis Boyle" on the page "Robert F. Boyle"), or
-            overlaps a corpus name."""
-            key = name_key(name)
-            said = {w.lower() for w in _NAME_WORD.findall(name)}
-            k = bisect_right(starts, end) - 1
-            return (key in self.owners or key in self.titles or key in self.cut_titles
-                    or key in out or said <= own_words
-                    or len(said & own_words - STOPWORDS - _PARTICLES) >= 2
-                    or any(a < end and start < b for a, b in covered[max(0, k - 3):k + 1]))
-
-        def listed(name: str, start: int) -> None:
-            out[name_key(name)] = (name, start)
-            earlier.update(w.lower() for w in _NAME_WORD.findall(name))
-
-        quoted = [(m.start(1), m.end(1)) for m in _QUOTED_TITLE.finditer(text)
-                  if _titled(m.group(1))]  # “The Good, the Bad and the Ugly”: one name
-        quoted_starts = [a for a, _ in quoted]
-        i = 0
-        while i < len(words):
-            q = bisect_right(quoted_starts, words[i].start()) - 1
-            if q >= 0 and words[i].start() < quoted[q][1]:
-                a, b = quoted[q]
-                while i < len(words) and words[i].start() < b:
-                    i += 1
-                if not known(text[a:b], a, b):
-                    listed(text[a:b], a)
-                continue
-            if not words[i].group(0)[:1].isupper():
-                i += 1
-                continue
-            run, j = [words[i]], i + 1
-            while j < len(words) and text[run[-1].end():words[j].start()] in (
-                    " ", ". " if _INITIAL.fullmatch(run[-1].group(0)) else " "):  # "Joe E. Brown"
-                word = words[j].group(0)
-                if text[run[-1].end()] == "." and word.lower() in self._lower:
-                    break  # "World War I. Born in": a sentence's first word, not a surname
-                if word[:1].isupper():
-                    run.append(words[j])
-                    j += 1
-                else:  # one or two particles, then a capitalized word: "Leader of the Opposition"
-                    n = next((n for n in (1, 2) if j + n < len(words)
-                              and all(w.group(0) in _PARTICLES for w in words[j:j + n])
-                              and words[j + n].group(0)[:1].isupper()
-                              and all(text[a.end():b.start()] == " "
-                                      for a, b in itertools.pairwise(words[j:j + n + 1]))), 0)
-                    if not n:
-                        break
-                    run += words[j:j + n + 1]
-                    j += n + 1
-            i = j
-            opens = text[:run[0].start()].rstrip(" ").rstrip("”\"’)")[-1:] in ("", *_OPENERS)
-            while run and run[0].group(0).lower() in _LEADING:
-                run, opens = run[1:], False
-            if opens and len(run) > 1 and run[0].group(0).lower() in self._lower:
-                run, opens = run[1:], False  # "Later Moore left": a sentence's first word
-            while run and (run[-1].group(0).lower() in _PARTICLES
-                           or run[-1].group(0).lower() in STOPWORDS):  # "World War I. It"
-                run = run[:-1]
-            if not run or (opens and len(run) == 1) or any(
-                    _JOINED.search(w.group(0)) for w in run):
-                continue  # (words run together: "TriedPretty MaryTexas", a list lost its breaks)
-            start, end = run[0].start(), run[-1].end()
-            c = bisect_right(code_starts, start) - 1
-            if c >= 0 and code[c][0] <= start < code[c][1]:
-                continue
-            name = re.sub(r"['’]s$", "", text[start:end])
-            while shown_to < len(covered) and covered[shown_to][1] <= start:
-                x, y = covered[shown_to]  # (corpus names do not overlap: their ends ascend)
-                earlier.update(w.lower() for w in _NAME_WORD.findall(text[x:y]))
-                shown_to += 1
-            if len(run) == 1 and name.lower() in earlier - STOPWORDS - _PARTICLES:
-                continue  # "Leone" after "Sergio Leone": the same man, named shorter
-            if (len(name) < 3 or name_key(name) in _NOT_NAMES or run[0] is words[0]
-                    or (len(run) == 1 and run[0].group(0) in everyday)
-                    or known(name, start, end)):
-                continue
-            listed(name, start)
-        return list(out.values())
+    def entries(self, text: str, *, exclude: str = "") -> list[NameHit]:
+        """The documents `text` names that a reader can follow, each at its first name, in text
+        order: named unambiguously, not as an everyday word (`common`), not one of the
+        documents sharing a title. `open` lists them under a page ("Entries named here"), the
+        question families walk them and the scripted teacher enumerates them."""
+        found: dict[str, NameHit] = {}
+        for hit in self.find(text, exclude=exclude):
+            if hit.doc and not hit.common and hit.doc not in self.shared:
+                found.setdefault(hit.doc, hit)
+        return list(found.values())
 
     def mentioned(self, text: str, *, exclude: str = "") -> list[str]:
         """The doc_ids `text` names unambiguously, first mention first (common names too)."""
         return list(dict.fromkeys(h.doc for h in self.find(text, exclude=exclude) if h.doc))
-
-
-def _titled(span: str) -> bool:
-    """Whether a quoted span reads as the title of a work: two to ten words, each capitalized
-    or a small word ("Once Upon a Time in America", not "he said it was fine")."""
-    found = _NAME_WORD.findall(span)
-    return 2 <= len(found) <= 10 and found[0][:1].isupper() and all(
-        w[:1].isupper() or w[:1].isdigit() or w.lower() in STOPWORDS or w.lower() in _PARTICLES
-        for w in found)
 
 
 def _spaced(text: str) -> tuple[str, Callable[[int], int]]:

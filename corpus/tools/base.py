@@ -48,6 +48,10 @@ class Box(Protocol):
         """The refusal of a call on a doc_id the collection lacks."""
         ...
 
+    def entries_named(self, doc_id: str, page: int) -> list[str]:
+        """The names of other documents that page `page` of `doc_id` shows, as written there."""
+        ...
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolSettings:

@@ -16,6 +16,7 @@ from hopforge.corpus.tools.base import (
 )
 
 END_OF_DOCUMENT = "(end of document)"  # the footer of a document's last page
+NAMED = "Entries named here: "  # the line before the footer: the page's names of other entries
 
 
 class Open(Tool):
@@ -25,7 +26,8 @@ class Open(Tool):
     reads = True
     empty_text = "(empty page)"
     description = ("Read a document by doc_id, one page at a time. Pages are numbered from 0; "
-                   "the reply says how many pages the document has.")
+                   "the reply says how many pages the document has, and lists the names on "
+                   "the page that are titles of other documents (\"Entries named here\").")
     optional = ("page",)
 
     def properties(self, settings: ToolSettings) -> dict[str, Any]:
@@ -47,6 +49,9 @@ class Open(Tool):
         footer = (f"(more: open doc_id={doc_id} page={page + 1})" if page + 1 < len(pages)
                   else END_OF_DOCUMENT)
         head = f"{doc.title} [doc_id: {doc_id}] page {page} (pages 0-{len(pages) - 1})"
+        named = box.entries_named(doc_id, page)
+        if named:  # "; " between names: a title may hold a comma
+            footer = f"{NAMED}{'; '.join(named)}\n{footer}"
         text = f"{head}\n\n{pages[page].strip()}\n\n{footer}"
         return ToolResult(text=text, ok=True, doc_ids=(doc_id,))
 

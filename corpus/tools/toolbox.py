@@ -7,10 +7,12 @@ with an error the model can act on, never as an exception. Output text is determ
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
 from hopforge.corpus.errors import HopforgeError
+from hopforge.corpus.names import NameIndex, index_for
 from hopforge.corpus.search import Searcher
 from hopforge.corpus.tools.base import Tool, ToolResult, ToolSettings, failure
 from hopforge.corpus.tools.registry import tools
@@ -88,18 +90,23 @@ class ToolBox:
     """The tools over one `Searcher`: call them by name with a dict of arguments."""
 
     def __init__(self, searcher: Searcher, *, page_chars: int = PAGE_CHARS,
-                 default_k: int = DEFAULT_K, max_k: int = MAX_K, mode: str = SEARCH_MODE) -> None:
+                 default_k: int = DEFAULT_K, max_k: int = MAX_K, mode: str = SEARCH_MODE,
+                 names: NameIndex | None = None) -> None:
+        """`names`: the `NameIndex` by which `open` lists the entries a page names (by default
+        the searcher's corpus's, built at the first `open`)."""
         if page_chars < 100:
             raise HopforgeError(f"page_chars={page_chars} is too small: use at least 100")
         if not 1 <= default_k <= max_k:
             raise HopforgeError(f"default_k={default_k} must be between 1 and max_k={max_k}")
         self.searcher = searcher
         self.page_chars, self.default_k, self.max_k, self.mode = page_chars, default_k, max_k, mode
+        self.names = names
         settings = ToolSettings(page_chars=page_chars, default_k=default_k, max_k=max_k, mode=mode)
         self.tools: dict[str, Tool] = {tool.name: tool for tool in tools()}
         self.schemas: list[dict[str, Any]] = [t.schema(settings) for t in self.tools.values()]
         self._pages: dict[str, list[str]] = {}
         self._starts: dict[str, list[int]] = {}
+        self._named: dict[str, list[tuple[int, str]]] = {}
 
     def settings(self) -> dict[str, Any]:
         """How this toolbox pages, searches and caps k (the `tool_settings` of an RL row)."""
@@ -162,6 +169,21 @@ class ToolBox:
             pages = paginate(self.searcher.documents[doc_id].text, self.page_chars)
             self._pages[doc_id] = pages
         return pages
+
+    def entries_named(self, doc_id: str, page: int) -> list[str]:
+        """The documents that a reader can follow (`NameIndex.entries`) which the document
+        first names on this page, as written there (the question stage reads the same names off
+        the whole text, so a name's page is where it first appears)."""
+        if self.names is None:
+            self.names = index_for(self.searcher.documents)
+        found = self._named.get(doc_id)
+        if found is None:
+            text = self.searcher.documents[doc_id].text
+            found = [(h.start, h.surface) for h in self.names.entries(text, exclude=doc_id)]
+            self._named[doc_id] = found
+        starts = self.page_starts(doc_id)
+        end = starts[page + 1] if page + 1 < len(starts) else math.inf
+        return [surface for at, surface in found if starts[page] <= at < end]
 
     def page_starts(self, doc_id: str) -> list[int]:
         """The character offset at which each page of a known document starts."""

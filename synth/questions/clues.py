@@ -108,10 +108,11 @@ class FactBook:
         return self._mentioned[doc_id]
 
     def in_order(self, doc_id: str) -> list[str]:
-        """The documents `doc_id`'s text names unambiguously, first named first."""
+        """The documents `doc_id`'s text names that a reader can follow (`NameIndex.entries`:
+        what `open` lists under its pages), first named first."""
         if doc_id not in self._order:
             doc = self.docs[doc_id]
-            self._order[doc_id] = self.names.mentioned(doc.text, exclude=doc_id)
+            self._order[doc_id] = [h.doc for h in self.names.entries(doc.text, exclude=doc_id)]
         return self._order[doc_id]
 
     def named_as(self, doc_id: str) -> set[tuple[str, str]]:

@@ -69,7 +69,7 @@ class CorpusGraph:
         self.page_chars = page_chars
         self.lower = {d.doc_id: d.text.lower() for d in docs}
         self.names = NameIndex(docs)
-        self.shared = {d.doc_id for d in docs if self.names.shared_title(d)}
+        self.shared = self.names.shared
         self.rivals: dict[str, list[str]] = {}
         self.unclear: set[str] = set()  # documents whose text names something ambiguously
         self.mentions = {d.doc_id: self._find_mentions(d) for d in docs}
@@ -98,11 +98,8 @@ class CorpusGraph:
                                                      if d != doc.doc_id))
         if any(not h.doc or h.doc in self.shared for h in hits):
             self.unclear.add(doc.doc_id)
-        found: dict[str, Mention] = {}
-        for h in hits:
-            if h.doc and not h.common and h.doc not in self.shared and h.doc not in found:
-                found[h.doc] = Mention(doc=h.doc, surface=h.surface, pos=h.start)
-        return list(found.values())
+        return [Mention(doc=h.doc, surface=h.surface, pos=h.start)
+                for h in self.names.entries(doc.text, exclude=doc.doc_id)]
 
     def lists_names(self, doc: Document) -> bool:
         """Whether half or more of `doc`'s lines (at least three) are other documents' names."""

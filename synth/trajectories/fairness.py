@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from hopforge.corpus.names import NameIndex
 from hopforge.corpus.tools import tool_named
+from hopforge.corpus.tools.page import NAMED
 from hopforge.synth.records import NONE, NOT_FOUND, Spec, ToolCall, Trajectory
 
 _WORD = re.compile(r"\w+")
@@ -59,12 +60,14 @@ class Visible:
 
 
 _HEADER = re.compile(r"^.*\[doc_id: [^\]]+\] page \d+ \(pages 0-\d+\)\s*")
-_FOOTER = re.compile(r"\s*\((?:more: open doc_id=\S+ page=\d+|end of document)\)\s*$")
+_NAMED_LINE = rf"(?:\n{re.escape(NAMED)}[^\n]*\n)?"
+_FOOTER = re.compile(rf"\s*{_NAMED_LINE}\((?:more: open doc_id=\S+ page=\d+|end of document)\)\s*$")
 
 
 def page_body(result: str) -> str:
     """The document's text on an `open` result, without the tool's own words (its title and
-    page header, "(more: open doc_id=... page=1)" or "(end of document)"): the scripted teacher
+    page header, the "Entries named here" line, "(more: open doc_id=... page=1)" or "(end of
+    document)"): the scripted teacher
     reads pages through it, and the choices check below, so both see the same names."""
     return _FOOTER.sub("", _HEADER.sub("", result, count=1))
 
@@ -87,8 +90,8 @@ def choices(traj: Trajectory, spec: Spec, names: NameIndex) -> list[Choice]:
     member must be checked. A step a clue picks among the names of the page before it (`link`,
     `compare`) is a choice among the names that page shows before the document the run went
     on to, as far as the run read it; a step the question says no document meets (an
-    unanswerable one) is a choice among all of them. A step the run never reached is none. A
-    name the corpus uses as an everyday word (`NameHit.common`) is no candidate.
+    unanswerable one) is a choice among all of them. A step the run never reached is none. The
+    candidates are the entries `open` lists under the page (`NameIndex.entries`).
     """
     touched: set[str] = set()  # documents a call named
     read: dict[str, str] = {}  # doc_id -> the text of its pages the run read
@@ -111,8 +114,7 @@ def choices(traj: Trajectory, spec: Spec, names: NameIndex) -> list[Choice]:
             continue
         if st.doc and st.doc not in touched:
             continue  # the run never got there
-        order = list(dict.fromkeys(h.doc for h in names.find(read[st.via], exclude=st.via)
-                                   if h.doc and not h.common))
+        order = [h.doc for h in names.entries(read[st.via], exclude=st.via)]
         if st.doc and st.doc not in order:
             continue  # taken from elsewhere (a result list), not from this page
         before = order[: order.index(st.doc)] if st.doc else order

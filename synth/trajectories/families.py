@@ -20,13 +20,11 @@ from typing import Any
 from hopforge.corpus.matching import matches
 from hopforge.corpus.names import index_for, name_key, without_parenthesis
 from hopforge.corpus.records import Document
-from hopforge.corpus.tools import normalize_text
-from hopforge.synth.annotate import normalize_call
 from hopforge.synth.questions.facts import LIFE_KEYS
 from hopforge.synth.questions.families import family_of
 from hopforge.synth.records import NONE, NOT_FOUND, Clue, Question, Spec, Step, ToolCall
 from hopforge.synth.trajectories.fairness import page_body
-from hopforge.synth.trajectories.reading import MAX_SENDS, Move, Reader, keywords
+from hopforge.synth.trajectories.reading import Move, Reader, keywords
 from hopforge.synth.trajectories.voice import Note, Voice
 
 GIVE_UP = NOT_FOUND  # a trajectory that cannot go on says so, like an unanswerable one
@@ -125,12 +123,8 @@ class Plans:
         return " ".join(page_body(text) for n, text in pages if page is None or n == page)
 
     def _entries(self, doc_id: str, body: str) -> list[tuple[int, str, str]]:
-        """(where, doc_id, name as written) of each document `body` first names."""
-        found: dict[str, tuple[int, str, str]] = {}
-        for hit in self.names.find(body, exclude=doc_id):
-            if hit.doc and hit.doc not in found:
-                found[hit.doc] = (hit.start, hit.doc, hit.surface)
-        return list(found.values())
+        """(where, doc_id, name as written) of each document `body` lists as an entry named."""
+        return [(h.start, h.doc, h.surface) for h in self.names.entries(body, exclude=doc_id)]
 
     def mentions(self, doc_id: str) -> list[tuple[str, str]]:
         """(doc_id, name as written) of every document whose name the pages read of `doc_id`
@@ -138,36 +132,9 @@ class Plans:
         return [(d, name) for _, d, name in self._entries(doc_id, self._read(doc_id))]
 
     def shown(self, doc_id: str, page: int | None = None) -> list[tuple[str, str]]:
-        """(doc_id, name as written) of every name the pages read of `doc_id` (or its page
-        `page` alone) show, in text order: the documents of `mentions`, and ("", name) for a
-        name that names no document (NameIndex.unlisted), which the run rules out with a
-        search before passing it over."""
-        body = self._read(doc_id, page)
-        named = [*self._entries(doc_id, body), *((at, "", name) for name, at in
-                                                 self.names.unlisted(body, own=self.r.title(doc_id)))]
-        return [(d, name) for _, d, name in sorted(named, key=lambda x: x[0])]
-
-    def rule_out(self, name: str, via: str) -> Move:
-        """Search a name page `via` shows that may be an entry: True when the results (a whole
-        list, or "No results") showed none titled so, False when the search kept failing (the
-        name alone, with more results, then with two words the page writes around it)."""
-        if (normalize_text(name), self.r.k) in self.r.tried:
-            return True  # searched before: its results are in view
-        yield from self.r.search(name, situation="rule_out", what=name)
-        sent = self.r.sent[normalize_call(ToolCall(name="search", arguments={"query": name}))]
-        if not self.r.clean and sent < MAX_SENDS - 1:  # once more, with more results
-            yield from self.r.search(name, k=self.r.wide_k, situation="widen", what=name,
-                                     title=name)
-        if not self.r.clean:  # other words: another call
-            text = self.r.text(via)
-            at = text.find(name)
-            around = keywords(_around(text, at, name), 2, exclude=name) if at >= 0 else []
-            if around:
-                query = f"{name} {' '.join(around)}"
-                yield from self.r.search(query, situation="rephrase", what=f'"{query}"',
-                                         title=name)
-        self.r.note("no_entry" if self.r.clean else "unchecked", name=name)
-        return self.r.clean
+        """(doc_id, name as written) of every document the pages read of `doc_id` (or its page
+        `page` alone) name, in text order: what `open` lists as the entries named there."""
+        return [(d, name) for _, d, name in self._entries(doc_id, self._read(doc_id, page))]
 
     def named(self, doc_id: str) -> str:
         """How the question names a start: as `surface` does, or by a name other documents
@@ -215,8 +182,7 @@ class Plans:
     @staticmethod
     def candidates(order: list[tuple[str, str]], target: str) -> list[tuple[str, str]]:
         """Of the names a page shows (`shown`), those to check for a clue, in text order up to
-        the target's: each one before it is ruled out by a tool result (a name of no document
-        by a search that shows none titled so), none is skipped."""
+        the target's: each one before it is ruled out by a tool result, none is skipped."""
         ids = [d for d, _ in order]
         return order[: ids.index(target) + 1] if target and target in ids else order
 
@@ -302,10 +268,6 @@ class Plans:
         for n, (cand, name) in enumerate(cands):
             # what is left is every later name the pages show, not the names up to the target
             self.book.left = [c for _, c in every[n + 1:]]
-            if not cand:  # a name of no document: a search shows there is none
-                if (yield from self.rule_out(name, via)):
-                    self.book.ruled_out += 1
-                continue
             if not (yield from self.reach(via, cand)):
                 continue
             want = cand == target and bool(target)
@@ -428,6 +390,11 @@ class Plans:
             return
         pick = max if self.spec.operation == "later" else min
         winner = pick(years, key=lambda d: years[d])
+        others = [d for d in years if d != winner]
+        if len(others) == 1 and years[others[0]] != years[winner]:  # the comparison, stated
+            self.r.note("compared", winner=self.r.title(winner), wv=str(years[winner]),
+                        other=self.r.title(others[0]), ov=str(years[others[0]]),
+                        order="later" if self.spec.operation == "later" else "earlier")
         yield from self.answer("answer", self.r.title(winner))
 
     def intersection(self) -> Move:
@@ -519,10 +486,6 @@ class Plans:
             outer, level, seen = level, [], {spec.start}
             self.book.open = ("o_links2", {"title": self.r.title(spec.start)})
             for d, name, via in outer:
-                if not d:  # a name of no document: nothing of the set to read there
-                    if not (yield from self.rule_out(name, via)):
-                        unread.append(name)  # unless it is an entry after all
-                    continue
                 if not (yield from self.reach(via, d)):
                     unread.append(d)  # its names stay unknown: no count can be given
                     continue
@@ -532,12 +495,10 @@ class Plans:
                 level += [(x, n, d) for x, n in self.shown(d) if x not in seen]
                 seen.update(x for x, _, _ in level if x)
         wanted = set(spec.items)
-        # the set's documents and, in their places, the names of no document to rule out
-        items = list({d or name_key(n): (d, n, v) for d, n, v in level
-                      if d in wanted or not d}.values())
+        items = list({d: (d, n, v) for d, n, v in level if d in wanted}.values())
         values = {s.doc: s.value for s in spec.steps if s.relation == "item"}
         book = self.book
-        if not any(d for d, _, _ in items):  # the lists did not come through: nothing is known
+        if not items:  # the lists did not come through: nothing is known
             yield from self.give_up_set(unread or [spec.start])
             return
         book.total = len(items)
@@ -550,12 +511,6 @@ class Plans:
         matching = set(spec.matching)
         for n, (d, name, via) in enumerate(items):
             book.left = [name for _, name, _ in items[n + 1:]]
-            if not d:  # a name of no document: not in the set once a search shows none
-                if (yield from self.rule_out(name, via)):
-                    book.checked += 1
-                else:  # it may be an entry of the set: the total is unknown
-                    unread.append(name)
-                continue
             if not (yield from self.reach(via, d)):
                 unread.append(d)
             else:

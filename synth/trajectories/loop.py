@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hopforge.corpus.tools import ToolResult, is_final, validate_arguments
+from hopforge.corpus.tools.page import NAMED
 from hopforge.synth import prompts
 from hopforge.synth.annotate import Annotator, normalize_call, shown_titles
 from hopforge.synth.records import Checkpoint, Question, ToolCall, Trajectory, Turn, Usage
@@ -132,12 +133,17 @@ def _raw(c: Completion) -> str:
 
 def _pointer(turn: int, call: ToolCall, result: ToolResult) -> str:
     """The line an old result becomes: what it showed (each doc_id with the title the result
-    gave it, so a later call on it stays readable), and the call that shows it again."""
+    gave it, and the entries a page listed as named there, so later calls on them stay
+    readable), and the call that shows it again."""
     titles = shown_titles(result.text)
     shown = ""
     if result.doc_ids:
         named = [f"{d} ({titles[d]})" if titles.get(d) else d for d in result.doc_ids]
         shown = f"; it showed {', '.join(named)}"
+    listed = next((line.removeprefix(NAMED) for line in result.text.splitlines()
+                   if line.startswith(NAMED)), "")
+    if listed:
+        shown += f", which names the entries {listed}"
     args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in call.arguments.items())
     return prompts.AGENT_ELIDED_RESULT.format(turn=turn, shown=shown, again=f"{call.name}({args})")
 

@@ -48,12 +48,12 @@ from hopforge.corpus.errors import HopforgeError
 SITUATIONS: tuple[str, ...] = (
     "first", "search", "rephrase", "reword", "widen", "retry", "reread", "open", "open_more",
     "open_wrong", "find", "find_fallback", "give_up", "give_up_set", "early", "answer",
-    "not_found", "forced", "rule_out",
+    "not_found", "forced",
 )
 # What a thought reports before its call: {title}, {names}, {pattern}, {n}, {tool}, ...
 NOTES: tuple[str, ...] = (
     "hit", "miss", "page", "page_none", "lines", "no_lines", "timeout", "empty", "cut", "layout",
-    "known", "todo", "tally", "left", "listed", "value", "back", "no_entry", "unchecked",
+    "known", "todo", "tally", "left", "listed", "value", "compared", "back",
     "c_search", "c_open", "c_find", "c_call",  # a call named again ({query}, {page}, {title} ...)
 )
 # What the state notes hold: facts read ({title}, {via}, {pattern}, {value}) and the open question.

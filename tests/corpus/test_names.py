@@ -97,61 +97,37 @@ def test_the_find_tool_matches_whole_words() -> None:
     assert tools.find("a", "rall").text.startswith("No match")
 
 
-def test_names_of_no_document_are_the_capitalized_runs_left() -> None:
-    """What a reader must rule out with a search: every capitalized run that names no document,
-    once, in text order; not a corpus name, nor a lone word opening a sentence, nor a month."""
-    docs = [Document(doc_id="t", title="The Tender Years", source="t",
-                     text=("The Tender Years is a 1948 American drama film directed by Harold "
-                           "D. Schuster, written by Abem Finkel, and starring Joe E. Brown and "
-                           "Noreen Nash. It was released in January by the Duke of York. "
-                           "Finkel also wrote it. Noreen Nash sang.")),
-            Document(doc_id="h", title="Harold D. Schuster", source="t", text="A director.")]
-    names = NameIndex(docs)
-    found = names.unlisted(docs[0].text, own=docs[0].title)
-    assert [n for n, _ in found] == ["American", "Abem Finkel", "Joe E. Brown", "Noreen Nash",
-                                     "Duke of York"]
-    assert all(docs[0].text[at:at + len(n)] == n for n, at in found)
+def test_open_lists_the_entries_a_page_first_names_as_written_there() -> None:
+    """Under each page, `open` lists the other documents the text names there, as written and
+    first to last: not the page's own title, not a name two documents share, not an everyday
+    word of the corpus, and a name again on a later page only on the page that first names it
+    (read here off the tool's raw text)."""
+    from hopforge.corpus.search import Searcher
+
+    filler = [_doc(f"f{i}", f"Filler {i}", "The data was kept.") for i in range(30)]
+    long_text = ("Harbour Lights is an inn run by Will Moore in Quillon. Humanism was read "
+                 "there, and data. " + "The inn stood. " * 90 + "Later Will Moore sold it to "
+                 "the Duke of Quillon.")
+    docs = [*filler, _doc("p", "Harbour Lights", long_text), _doc("wm", "Will Moore"),
+            _doc("q", "Quillon"), _doc("h1", "Humanism"), _doc("h2", "Humanism"),
+            _doc("d", "data"), _doc("dq", "Duke of Quillon")]
+    tools = ToolBox(Searcher.from_documents(docs, dense=False), page_chars=1200)
+    first, last = tools.open("p", 0).text, tools.open("p", 1).text
+    listed = [line.removeprefix("Entries named here: ").split("; ")
+              for text in (first, last) for line in text.splitlines()
+              if line.startswith("Entries named here: ")]
+    assert listed == [["Will Moore", "Quillon"], ["Duke of Quillon"]]
+    assert first.rstrip().endswith("(more: open doc_id=p page=1)")
+    assert "Entries named here" not in tools.open("wm").text  # a page that names nothing
 
 
-def test_a_name_may_open_with_a_modal_word_and_everyday_words_are_no_names() -> None:
-    """"Will Moore" is a name whole (only function words such as "In" are dropped before a
-    name), an everyday word opening a sentence is not part of the name after it ("Later Moore
-    left"), and a lone capitalized word that the corpus writes in lower case in more than 1% of
-    its documents ("Company") is a word of the language, not a name to rule out."""
-    filler = [Document(doc_id=f"f{i}", title=f"Filler {i}", source="t",
-                       text="The company sold the boat later.") for i in range(30)]
-    page = Document(doc_id="p", title="Harbour Lights", source="t",
-                    text=("A harbour inn. Will Moore joined the Company in 1950. In France, "
-                          "the Company grew. Later Moore left for Quillon Bay."))
-    names = NameIndex([*filler, page])
-    found = [n for n, _ in names.unlisted(page.text, own=page.title)]
-    assert found == ["Will Moore", "France", "Quillon Bay"]  # "Moore" again is Will Moore
-    assert "Company" in names.everyday() and "Moore" not in names.everyday()
-
-
-def test_names_in_compounds_lowercased_titles_and_code_are_not_names() -> None:
+def test_names_in_compounds_and_lowercased_titles_are_not_names() -> None:
     """A name joined to a word by a hyphen or a dot is part of that word ("spell-checker",
     "alt.flame"); a capitalized title of several words is named only with its capitals ("For
-    more information" is running text); and the names to rule out leave out code lines, words
-    run together ("TriedPretty") and a sentence's first word after an initial ("World War I.
-    Born in")."""
+    more information" is running text)."""
     docs = [_doc("sp", "spell"), _doc("fl", "flame"), _doc("fm", "For More Information"),
             *[_doc(f"f{i}", f"Filler {i}", "He was born in a town.") for i in range(25)]]
     index = NameIndex(docs, min_common_docs=100)
     assert index.mentioned("Run the spell-checker on alt.flame today.") == []
     assert index.mentioned("Cast a spell; a flame.") == ["sp", "fl"]
     assert index.mentioned("For more information, see For More Information.") == ["fm"]
-    page = Document(doc_id="p", title="Harbour Lights", source="t", text=(
-        "A harbour inn. It fought in World War I. Born in Quillon, it grew.\n"
-        ">>> print(Servo Crow)\nx = Isaac Newton\nSongs: TriedPretty MaryTexas Polka."))
-    names = NameIndex([*docs, page], min_common_docs=100)
-    assert [n for n, _ in names.unlisted(page.text, own=page.title)] == ["World War", "Quillon"]
-    prose = Document(doc_id="w", title="Quillon West", source="t", text=(
-        "A film. Quillon West( lit. \"the west\") is a 1968 film directed by Sergio Leone. It "
-        "stars Henry Fonda as the villain, and the score was by Ennio Morricone in Rome. After"
-        "\" The Good, the Bad and the Ugly\", Leone rested."))
-    assert len(prose.text) > 160  # a paragraph, not a line of code, for all its "West("
-    names = NameIndex([*docs, prose], min_common_docs=100)
-    assert [n for n, _ in names.unlisted(prose.text, own=prose.title)] == [
-        "Sergio Leone", "Henry Fonda", "Ennio Morricone", "Rome",
-        "The Good, the Bad and the Ugly"]  # one title, quoted; "Leone" is Sergio Leone again

@@ -417,7 +417,8 @@ def rederive(q: Mapping[str, Any], reader: Reader) -> tuple[str, str]:
         pick = max if spec["operation"] == "later" else min
         return title[pick(sides, key=year.__getitem__)], ""
     if family == "intersection":
-        rings = [set(reader.named(s["via"])) for s in steps if s["relation"] == "constraint"]
+        rings = [set(reader.named(s["via"], walkable=True)) for s in steps
+                 if s["relation"] == "constraint"]
         common = set.intersection(*rings) if rings else set()
         return (title[common.pop()], "") if len(common) == 1 else ("", f"{len(common)} in common")
     items = _items(spec, reader)
@@ -441,13 +442,13 @@ def rederive(q: Mapping[str, Any], reader: Reader) -> tuple[str, str]:
 
 
 def _items(spec: Mapping[str, Any], reader: Reader) -> list[str]:
-    ring = reader.named(spec["start"])
+    ring = reader.named(spec["start"], walkable=True)  # a set lists what `open` lists
     if spec["scope"] == "links":
         return ring
     skip = {spec["start"], *ring}
     out: dict[str, None] = {}
     for r in ring:
-        for d in reader.named(r):
+        for d in reader.named(r, walkable=True):
             if d not in skip:
                 out[d] = None
     return list(out)

@@ -54,9 +54,10 @@ class SpecMaker:
                         answer_doc=spec.target, quiet_calls=longest_gap(self._graph, spec))
 
     def _links(self, doc_id: str) -> list[str]:
-        """The documents `doc_id`'s text names, first mention first."""
+        """The documents `doc_id`'s text names (what `open` lists), first mention first."""
         if doc_id not in self._named:
-            self._named[doc_id] = self.names.mentioned(self.docs[doc_id].text, exclude=doc_id)
+            self._named[doc_id] = [h.doc for h in self.names.entries(self.docs[doc_id].text,
+                                                                       exclude=doc_id)]
         return self._named[doc_id]
 
     def _step(self, via: str, exclude: set[str]) -> tuple[str, str] | None:

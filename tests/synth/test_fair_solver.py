@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 from hopforge.corpus.builtin import load_builtin_documents
-from hopforge.corpus.names import NameIndex
 from hopforge.corpus.search import Searcher
 from hopforge.synth.answers import answers_match
 from hopforge.synth.questions.config import QuestionConfig
@@ -178,77 +177,45 @@ def test_the_checker_catches_unseen_words() -> None:
         json.dumps([False, ["hesper"]])
 
 
-def test_a_set_rules_out_every_name_of_no_document_its_page_shows(wiki: Searcher) -> None:
-    """Wikipedia paragraphs name people and places with no paragraph of their own: before a
-    set is counted, each such name on the start's page is searched, and that search's results
-    (read here from the raw result text) list nothing titled so."""
+def test_a_set_is_counted_over_every_entry_its_start_s_pages_list(wiki: Searcher) -> None:
+    """Wikipedia paragraphs name people and places that have no paragraph of their own; `open`
+    lists under a page the ones that do. A run that counts or lists a set checks every name
+    listed under the start's pages (read here from the raw results): it searches for it, or
+    reads or looks inside the document of that title that an earlier result showed."""
     docs = list(wiki.documents.values())
     made = asyncio.run(generate_questions(
         docs, wiki, config=QuestionConfig(kinds=("aggregation",)), n=6, rng=random.Random(5)))
-    questions = [q for q in made if not q.rejected]
-    names = NameIndex(docs)
+    questions = [q for q in made if not q.rejected and q.spec and q.spec.scope == "links"]
     runs = solve(questions, wiki, faults=0.0)
-    checked = 0
+    counted = 0
     for t, q in zip(runs, [q for q in questions for _ in range(2)]):
         assert q.spec is not None
-        start = wiki.documents[q.spec.start]
-        searched = {x.call.arguments["query"]: x.result or "" for x in t.turns
-                    if x.call is not None and x.call.name == "search"}
-        for name, _ in names.unlisted(start.text, own=start.title):
-            assert name in searched, (q.question, name)
-            titles = [m.strip() for m in re.findall(r"\[doc_id: [^\]]+\] ([^|\n…]+)",
-                                                    searched[name])]
-            assert titles and name.lower() not in {ti.lower() for ti in titles}, (name, titles)
-            checked += 1
-    assert checked >= 10
-
-
-def test_a_set_is_counted_only_once_every_name_of_no_document_was_ruled_out(
-        wiki: Searcher) -> None:
-    """Under faults that stick to a call, a name of no document is searched again with more
-    results and then with words its page writes around it; a run that counts a set has, for
-    every such name of the start's page, a search whose raw result came back whole (a list, or
-    "No results"), and a run that never got one gives up instead of counting."""
-    docs = list(wiki.documents.values())
-    made = asyncio.run(generate_questions(
-        docs, wiki, config=QuestionConfig(kinds=("aggregation",)), n=6, rng=random.Random(5)))
-    questions = [q for q in made if not q.rejected and q.kind == "aggregation"]
-    names = NameIndex(docs)
-    cfg = TrajectoryConfig(samples=2, max_turns=800, faults=FaultConfig(
-        timeout=0.15, persistent=1.0, timeout_delay_s=0.0))
-
-    def factory(q: Question, sample: int, seed: int) -> Any:
-        return ScriptedTeacher(q, wiki.documents, seed=seed, config=ScriptedConfig())
-
-    runs = asyncio.run(run_trajectories(questions, wiki, factory, config=cfg))
-    counted = gave_up = 0
-    for t, q in zip(runs, [q for q in questions for _ in range(2)], strict=True):
-        assert q.spec is not None
-        start = wiki.documents[q.spec.start]
-        whole: dict[str, bool] = {}  # a name -> whether a search holding it came back whole
-        for x in t.turns:
-            if x.call is not None and x.call.name == "search":
-                query = str(x.call.arguments["query"])
-                ok = not (x.result or "").startswith("Error")
-                for name, _ in names.unlisted(start.text, own=start.title):
-                    if query == name or query.startswith(name + " "):
-                        whole[name] = whole.get(name, False) or ok
-        failed = [n for n, ok in whole.items() if not ok]
         if t.final_answer.lower() in (NOT_FOUND, NONE):
-            gave_up += bool(failed)
             continue
-        assert not failed, (q.question, failed)
+        listed = [name for x in t.turns if x.call is not None and x.call.name == "open"
+                  and x.call.arguments["doc_id"] == q.spec.start
+                  for line in (x.result or "").splitlines()
+                  if line.startswith("Entries named here: ")
+                  for name in line.removeprefix("Entries named here: ").split("; ")]
+        searched = " | ".join(str(x.call.arguments["query"]) for x in t.turns
+                              if x.call is not None and x.call.name == "search")
+        headed = " | ".join((x.result or "").split("\n")[0] for x in t.turns
+                            if x.call is not None and x.call.name in ("open", "find"))
+        assert listed, q.question
+        for name in listed:
+            title = re.escape(name) + r"(?: \([^)]*\))? \[doc_id:"  # as a result heads it
+            assert name in searched or re.search(title, headed), (q.question, name)
         counted += 1
-    assert counted >= 2 and gave_up >= 1, (counted, gave_up)
+    assert counted >= 4
 
 
 def test_the_tool_s_own_lines_are_no_page_text() -> None:
-    """A page's header and its "(more: open doc_id=... page=1)" line are the tool's words: an
-    entry titled "open" is not a name that page shows."""
+    """A page's header, its list of entries named and its "(more: open doc_id=... page=1)" line
+    are the tool's words: an entry titled "open" is not a name that page shows."""
     from hopforge.synth.trajectories.fairness import page_body
 
     shown = ("SNAFU principle [doc_id: 069e] page 0 (pages 0-1)\n\nThe suits protect "
-             "themselves.\n\n(more: open doc_id=069e page=1)")
+             "themselves.\n\nEntries named here: suit\n(more: open doc_id=069e page=1)")
     assert page_body(shown).split() == ["The", "suits", "protect", "themselves."]
     assert "open" not in page_body("x [doc_id: 1] page 1 (pages 0-1)\n\nCompare Conway's Law."
                                    "\n\n(end of document)")

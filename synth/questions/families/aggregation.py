@@ -15,7 +15,6 @@ from hopforge.synth.questions.families.base import (
     fits_op,
     general,
 )
-from hopforge.synth.questions.families.calls import unlisted
 from hopforge.synth.questions.families.comparison import COMPARABLE
 from hopforge.synth.questions.families.sets import item_set, word_condition
 from hopforge.synth.questions.graph import CorpusGraph, names
@@ -223,9 +222,9 @@ def aggregation_calls(g: CorpusGraph, spec: Spec) -> int:
     first ring; one search per name of no document those pages show; per item: search its
     title and find the condition's word (max/min: read the
     matching items to their year); answer."""
-    calls = 1 + g.pages(spec.start) + len(unlisted(g, spec.start))
+    calls = 1 + g.pages(spec.start)
     if spec.scope == "links2":
-        calls += sum(1 + g.pages(d) + len(unlisted(g, d)) for d in g.facts.mentioned(spec.start))
+        calls += sum(1 + g.pages(d) for d in g.facts.mentioned(spec.start))
     calls += 2 * len(spec.items)
     if spec.operation in ("max", "min"):
         calls += sum(g.pages(m) for m in spec.matching)

@@ -1,6 +1,5 @@
 """The parts of `min_calls` every family counts: pages read to a mention or a clue, the
-documents a page names before the one a clue picks (each searched and checked: two calls), and
-the names of no document it shows before it (each ruled out by a search: one call)."""
+documents a page names before the one a clue picks (each searched and checked: two calls)."""
 
 from __future__ import annotations
 
@@ -20,12 +19,12 @@ def longest_gap(g: CorpusGraph, spec: Spec) -> int:
     page names before the one a clue picks are each searched and checked."""
     gaps = [calls_before(g, s.via, s.doc) + 2 for s in spec.steps
             if s.relation in ("link", "compare") and s.doc and s.via]
-    gaps += [2 * len(g.rivals[s.via]) + len(unlisted(g, s.via)) for s in spec.steps
+    gaps += [2 * len(g.rivals[s.via]) for s in spec.steps
              if s.relation == "link" and not s.doc]
     if spec.family == "aggregation":  # every page of the start (and of the first ring) is read,
         # and only a document's first page is new
         read = [spec.start, *(g.facts.mentioned(spec.start) if spec.scope == "links2" else ())]
-        gaps += [g.pages(d) + 1 + len(unlisted(g, d)) for d in read]
+        gaps += [g.pages(d) + 1 for d in read]
     return max(gaps, default=0)
 
 
@@ -40,11 +39,7 @@ def _first_named(g: CorpusGraph, src: str) -> dict[str, int]:
     """doc_id -> where `src`'s text first names it, in text order (read once per document)."""
     memo = g.memo.setdefault("first_named", {})
     if src not in memo:
-        first: dict[str, int] = {}
-        for h in g.names.find(g.docs[src].text, exclude=src):
-            if h.doc:
-                first.setdefault(h.doc, h.start)
-        memo[src] = first
+        memo[src] = {h.doc: h.start for h in g.names.entries(g.docs[src].text, exclude=src)}
     return memo[src]
 
 
@@ -55,17 +50,7 @@ def names_before(g: CorpusGraph, src: str, dst: str) -> int:
     return names.index(dst) if dst in names else len(names)
 
 
-def unlisted(g: CorpusGraph, src: str) -> list[tuple[str, int]]:
-    """(name, where) of the names `src`'s text shows that name no document (each one a search
-    rules out: NameIndex.unlisted)."""
-    memo = g.memo.setdefault("unlisted", {})
-    if src not in memo:
-        memo[src] = g.names.unlisted(g.docs[src].text, own=g.title(src))
-    return memo[src]
-
-
 def calls_before(g: CorpusGraph, src: str, dst: str) -> int:
     """The calls spent on the names `src` shows before it first names `dst`: two per document
-    (searched and checked), one per name of no document (a search rules it out)."""
-    first = _first_named(g, src).get(dst, len(g.docs[src].text))
-    return 2 * names_before(g, src, dst) + sum(at < first for _, at in unlisted(g, src))
+    (searched and checked)."""
+    return 2 * names_before(g, src, dst)

@@ -12,7 +12,6 @@ from hopforge.synth.questions.families.calls import (
     calls_before,
     clue_pages,
     pages_to_mention,
-    unlisted,
 )
 from hopforge.synth.questions.graph import CorpusGraph
 from hopforge.synth.questions.wording import clue_text, q
@@ -76,7 +75,7 @@ def chain_calls(g: CorpusGraph, spec: Spec) -> int:
     calls = 1 + pages_to_mention(g, steps[0].doc, steps[1].doc) if len(steps) > 1 else 1
     for i, step in enumerate(steps[1:], start=1):
         if not step.doc:  # unanswerable: every candidate checked
-            calls += 2 * len(g.rivals[step.via]) + len(unlisted(g, step.via))
+            calls += 2 * len(g.rivals[step.via])
             continue
         calls += 1 + calls_before(g, step.via, step.doc)
         if i + 1 < len(steps) and steps[i + 1].doc:
