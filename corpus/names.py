@@ -20,9 +20,10 @@ question stage, the scripted teacher and the checks alike, so all three see the 
 - common names are words of the language more than names: in more than `common_share` of the
   documents (and more than `min_common_docs` of them), or, for a capitalized one-word name,
   also written in lower case in at least `lower_docs` documents ("Princess", "Movie"), and,
-  for a name that is one lower-case word ("include", "source"), in more than `lower_share` of
-  the documents (and more than `min_lower_docs`): a glossary's everyday words. They
-  are found and marked, and the question families use them neither as steps nor as facts.
+  for a name that is one lower-case word ("include", "source"; not an identifier such as
+  "urllib.request"), in more than `lower_share` of the documents (and more than
+  `min_lower_docs`): a glossary's everyday words. They are found and marked; the question
+  families use them neither as steps nor as facts, and `open` does not list them.
 Matching follows corpus/matching.py: whole words, plural and possessive accepted ("-es"
 only after s, x, z, ch, sh or o: "hopes" does not name "hop").
 """
@@ -179,12 +180,12 @@ class NameIndex:
             for d in docs:
                 df.update({h.key for h in self._scan(d.text)})
                 lower_df.update({h.key for h in self._scan(d.text, any_case=True)
-                                 if " " not in h.key and not h.surface[:1].isupper()})
+                                 if _ONE_WORD.fullmatch(h.key) and not h.surface[:1].isupper()})
             limit = max(min_common_docs, common_share * len(docs))
             words = max(min_lower_docs, lower_share * len(docs))
             self.common = frozenset(
                 [k for k, n in df.items() if n > limit]
-                + [k for k, n in df.items() if n > words and " " not in k
+                + [k for k, n in df.items() if n > words and _ONE_WORD.fullmatch(k)
                    and k not in self.capitalized]
                 + [k for k in self.capitalized if lower_df[k] >= lower_docs])
         self.titles: Counter[str] = Counter(name_key(d.title) for d in docs)
