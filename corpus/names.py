@@ -191,6 +191,10 @@ class NameIndex:
         self.titles: Counter[str] = Counter(name_key(d.title) for d in docs)
         # documents whose title another document has too: no step, answer or listed entry
         self.shared = frozenset(d.doc_id for d in docs if self.titles[name_key(d.title)] > 1)
+        # where the corpus's authors link (a glossary's cross-references, a site's anchors), a
+        # name that is one lower-case word names its document only where they linked it:
+        # "long chains of causes" is no reference to the entry "chain"
+        self.links = {d.doc_id: frozenset(d.links) for d in docs if d.links}
 
     @staticmethod
     def _usable(key: str, min_chars: int) -> bool:
@@ -272,15 +276,25 @@ class NameIndex:
         return out
 
     def entries(self, text: str, *, exclude: str = "") -> list[NameHit]:
-        """The documents `text` names that a reader can follow, each at its first name, in text
-        order: named unambiguously, not as an everyday word (`common`), not one of the
-        documents sharing a title. `open` lists them under a page ("Entries named here"), the
+        """The documents `text` names that a reader can follow (`follows`), each at its first
+        name, in text order. `open` lists them under a page ("Entries named here"), the
         question families walk them and the scripted teacher enumerates them."""
         found: dict[str, NameHit] = {}
         for hit in self.find(text, exclude=exclude):
-            if hit.doc and not hit.common and hit.doc not in self.shared:
+            if self.follows(hit, exclude):
                 found.setdefault(hit.doc, hit)
         return list(found.values())
+
+    def follows(self, hit: NameHit, src: str) -> bool:
+        """Whether `hit`, in the text of document `src`, names a document a reader can follow:
+        named unambiguously, not as an everyday word (`common`), not one of the documents
+        sharing a title, and, in a corpus whose documents link, a one-word lower-case name
+        only where `src` links to it."""
+        if not hit.doc or hit.common or hit.doc in self.shared:
+            return False
+        return not (self.links and hit.key not in self.capitalized
+                    and _ONE_WORD.fullmatch(hit.key)
+                    and hit.doc not in self.links.get(src, frozenset()))
 
     def mentioned(self, text: str, *, exclude: str = "") -> list[str]:
         """The doc_ids `text` names unambiguously, first mention first (common names too)."""

@@ -27,7 +27,8 @@ class Open(Tool):
     empty_text = "(empty page)"
     description = ("Read a document by doc_id, one page at a time. Pages are numbered from 0; "
                    "the reply says how many pages the document has, and lists the names on "
-                   "the page that are titles of other documents (\"Entries named here\").")
+                   "the page of other documents (\"Entries named here\"; \"name → title\" "
+                   "where the document's title is another).")
     optional = ("page",)
 
     def properties(self, settings: ToolSettings) -> dict[str, Any]:

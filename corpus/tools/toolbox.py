@@ -13,6 +13,7 @@ from typing import Any
 
 from hopforge.corpus.errors import HopforgeError
 from hopforge.corpus.names import NameIndex, index_for
+from hopforge.corpus.rawdocs import name_key
 from hopforge.corpus.search import Searcher
 from hopforge.corpus.tools.base import Tool, ToolResult, ToolSettings, failure
 from hopforge.corpus.tools.registry import tools
@@ -172,14 +173,19 @@ class ToolBox:
 
     def entries_named(self, doc_id: str, page: int) -> list[str]:
         """The documents that a reader can follow (`NameIndex.entries`) which the document
-        first names on this page, as written there (the question stage reads the same names off
-        the whole text, so a name's page is where it first appears)."""
+        first names on this page, as written there, and "name → title" where the title is
+        another ("PyModuleDef → Module Objects"). The question stage reads the same names off
+        the whole text, so a name's page is where it first appears."""
         if self.names is None:
             self.names = index_for(self.searcher.documents)
         found = self._named.get(doc_id)
         if found is None:
-            text = self.searcher.documents[doc_id].text
-            found = [(h.start, h.surface) for h in self.names.entries(text, exclude=doc_id)]
+            docs = self.searcher.documents
+            found = []
+            for h in self.names.entries(docs[doc_id].text, exclude=doc_id):
+                title = docs[h.doc].title
+                same = name_key(h.surface) == name_key(title)
+                found.append((h.start, h.surface if same else f"{h.surface} → {title}"))
             self._named[doc_id] = found
         starts = self.page_starts(doc_id)
         end = starts[page + 1] if page + 1 < len(starts) else math.inf

@@ -123,7 +123,8 @@ def run_questions_build(
     BUILD/reports/facts.json and BUILD/reports/questions.json; returns the report.
     `limits` are the trajectory stage's turn limits: the mix keeps only tasks a run can finish
     (min_calls within max_turns, no stretch without gold evidence as long as the no-progress
-    window); ladder rungs keep their own ranges. `stop_after_parts` ends the run after writing
+    window); ladder rungs keep their own ranges and are drafted before the mix, which would
+    take the few starts a long task can have. `stop_after_parts` ends the run after writing
     that many new parts (to test resuming).
     """
     return asyncio.run(_run(build, config, teacher, searcher, force, progress, stop_after_parts,
@@ -245,8 +246,10 @@ async def _run(
         graph = CorpusGraph(docs, page_chars=config.page_chars,
                             facts=await load_facts(build, docs, _corpus_key(build, docs), config,
                                                    teacher))
-        for rung, (cfg, wanted) in enumerate(config.rounds()):  # the mix, then each ladder rung
-            if limits is not None and rung == 0:
+        rounds = config.rounds()
+        for rung, (cfg, wanted) in enumerate(rounds):  # each ladder rung, then the mix
+            mix = rung == len(rounds) - 1
+            if limits is not None and mix:
                 cfg = limits.mix(cfg)
             got_round = 0
             exhausted = False
@@ -257,9 +260,8 @@ async def _run(
                     meta = _read_meta(directory, index)
                     if int(meta.get("rung", 0)) != rung:
                         raise HopforgeError(
-                            f"{directory} part {index} belongs to another rung of the ladder "
-                            "(-n changed after the ladder's parts were written): rerun with the "
-                            "earlier -n, or pass --force to start over")
+                            f"{directory} part {index} was written for another rung of the ladder: "
+                            "rerun with the earlier settings, or pass --force to start over")
                     target = int(meta.get("target", target))
                 else:
                     if stop_after_parts is not None and written >= stop_after_parts:
@@ -271,7 +273,7 @@ async def _run(
                         docs, searcher, config=cfg, rng=part_rng(config.seed, index), n=target,
                         teacher=teacher, accepted_so_far=[q for q in earlier if not q.rejected],
                         seen_qids=seen, graph=graph, near_duplicates=dups,
-                        max_gap=limits.max_gap if limits is not None and rung == 0 else 0,
+                        max_gap=limits.max_gap if limits is not None and mix else 0,
                     )
                     rows = [q.to_row() for q in made]
                     atomic_write_text(_meta(directory, index),

@@ -116,11 +116,12 @@ class FactBook:
         return self._order[doc_id]
 
     def named_as(self, doc_id: str) -> set[tuple[str, str]]:
-        """(document, name key) of every name `doc_id`'s text writes that names a document."""
+        """(document, name key) of every name `doc_id`'s text writes that names a document a
+        reader can follow there (`NameIndex.follows`)."""
         if doc_id not in self._named_as:
             doc = self.docs[doc_id]
             self._named_as[doc_id] = {(h.doc, h.key) for h in self.names.find(
-                doc.text, exclude=doc_id) if h.doc}
+                doc.text, exclude=doc_id) if h.doc and self.names.follows(h, doc_id)}
         return self._named_as[doc_id]
 
     def quoted(self, fact: Fact) -> str:

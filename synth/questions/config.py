@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Literal
 
 from hopforge.corpus.settings import OPERATIONAL, SETTINGS, share
 from hopforge.synth.questions.families import DEFAULT_KINDS, KINDS, MAX_DEPTH
 from pydantic import Field
 from pydantic.dataclasses import dataclass
+
+RUNG_ATTEMPTS = 60  # the fewest drafts a ladder rung tries, whatever its n
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, config=SETTINGS)
@@ -99,12 +102,16 @@ class QuestionConfig:
                              f"min_calls={self.min_calls}: use A-B with A <= B (0: no bound)")
 
     def rounds(self) -> list[tuple[QuestionConfig, int]]:
-        """(settings, accepted questions wanted) of the mix, then of each ladder rung."""
+        """(settings, accepted questions wanted) of each ladder rung, then of the mix (last).
+        The rungs go first: few documents can make a long task, and the mix would take them
+        (a set once per start); each rung tries at least `RUNG_ATTEMPTS` drafts in all."""
         base = dataclasses.replace(self, ladder=())
-        return [(base, self.n)] + [
-            (dataclasses.replace(base, min_calls=r.min_calls, max_calls=r.max_calls), r.n)
+        return [
+            (dataclasses.replace(base, min_calls=r.min_calls, max_calls=r.max_calls,
+                                 attempts_per_question=max(self.attempts_per_question,
+                                                           math.ceil(RUNG_ATTEMPTS / r.n))), r.n)
             for r in self.ladder
-        ]
+        ] + [(base, self.n)]
 
     @property
     def total(self) -> int:

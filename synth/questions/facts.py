@@ -227,7 +227,7 @@ def extract(doc: Document, names: NameIndex) -> list[Fact]:
         add(Fact(doc=doc.doc_id, kind="date", relation=key, value=date.group(0), evidence=lead))
     for start, sent in sentences(doc.text):
         for hit in names.find(sent, exclude=doc.doc_id):
-            if hit.doc and not hit.common:
+            if names.follows(hit, doc.doc_id):
                 add(Fact(doc=doc.doc_id, kind="entity", value=hit.surface, evidence=sent,
                          relation=relation_before(sent, hit.start), target=hit.doc))
         dates = list(DATE.finditer(sent))

@@ -416,11 +416,11 @@ class Plans:
             seen = {d for d, _ in self.mentions(got)}
             common = seen if common is None else common & seen
             hidden.append(got)
-            self.book.open = ("o_all", {"phrases": ", ".join(self.r.title(h) for h in hidden)})
+            self.book.open = ("o_common", {"phrases": ", ".join(self.r.title(h) for h in hidden)})
         target = self.spec.target
         if common and target in common:
             name = self.title_in(hidden[-1], target)
-            self.book.facts.append((("f_all", {"title": name}), target))
+            self.book.facts.append((("f_common", {"title": name}), target))
             yield from self.reach(hidden[-1], target)  # its title as a result lists it
             yield from self.answer("answer", self.r.title(target) if target in self.r.shown
                                    else name)

@@ -131,19 +131,26 @@ def _raw(c: Completion) -> str:
     return "\n".join(parts)
 
 
+LINE_TOOLS = ("find", "grep")  # tools whose result is a document's matching lines
+KEPT_LINES = 2  # of them, the lines an elided result keeps
+
+
 def _pointer(turn: int, call: ToolCall, result: ToolResult) -> str:
     """The line an old result becomes: what it showed (each doc_id with the title the result
-    gave it, and the entries a page listed as named there, so later calls on them stay
-    readable), and the call that shows it again."""
+    gave it, the entries a page listed as named there, and the first lines a `find` found, so
+    later calls and the thoughts that count them stay readable), and the call that shows it
+    again."""
     titles = shown_titles(result.text)
+    lines = result.text.splitlines()
     shown = ""
+    listed = next((line.removeprefix(NAMED) for line in lines if line.startswith(NAMED)), "")
+    if listed:
+        shown += f"; entries named there: {listed}"
+    if result.ok and call.name in LINE_TOOLS and lines:  # the lines it found: short, and what
+        shown += "; it read: " + " / ".join(lines[:1 + KEPT_LINES])  # a tally rests on
     if result.doc_ids:
         named = [f"{d} ({titles[d]})" if titles.get(d) else d for d in result.doc_ids]
-        shown = f"; it showed {', '.join(named)}"
-    listed = next((line.removeprefix(NAMED) for line in result.text.splitlines()
-                   if line.startswith(NAMED)), "")
-    if listed:
-        shown += f", which names the entries {listed}"
+        shown += f"; it showed {', '.join(named)}"
     args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in call.arguments.items())
     return prompts.AGENT_ELIDED_RESULT.format(turn=turn, shown=shown, again=f"{call.name}({args})")
 

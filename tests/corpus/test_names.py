@@ -99,9 +99,9 @@ def test_the_find_tool_matches_whole_words() -> None:
 
 def test_open_lists_the_entries_a_page_first_names_as_written_there() -> None:
     """Under each page, `open` lists the other documents the text names there, as written and
-    first to last: not the page's own title, not a name two documents share, not an everyday
-    word of the corpus, and a name again on a later page only on the page that first names it
-    (read here off the tool's raw text)."""
+    first to last, with the title where the name is another: not the page's own title, not a
+    name two documents share, not an everyday word of the corpus, and a name again on a later
+    page only on the page that first names it (read here off the tool's raw text)."""
     from hopforge.corpus.search import Searcher
 
     filler = [_doc(f"f{i}", f"Filler {i}", "The data was kept.") for i in range(30)]
@@ -110,13 +110,16 @@ def test_open_lists_the_entries_a_page_first_names_as_written_there() -> None:
                  "the Duke of Quillon.")
     docs = [*filler, _doc("p", "Harbour Lights", long_text), _doc("wm", "Will Moore"),
             _doc("q", "Quillon"), _doc("h1", "Humanism"), _doc("h2", "Humanism"),
-            _doc("d", "data"), _doc("dq", "Duke of Quillon")]
+            _doc("d", "data"), _doc("dq", "Duke of Quillon", aliases=("His Grace",))]
     tools = ToolBox(Searcher.from_documents(docs, dense=False), page_chars=1200)
     first, last = tools.open("p", 0).text, tools.open("p", 1).text
     listed = [line.removeprefix("Entries named here: ").split("; ")
               for text in (first, last) for line in text.splitlines()
               if line.startswith("Entries named here: ")]
     assert listed == [["Will Moore", "Quillon"], ["Duke of Quillon"]]
+    aliased = ToolBox(Searcher.from_documents([*docs, _doc("a", "Inn", "Run by His Grace.")],
+                                              dense=False)).open("a").text
+    assert "Entries named here: His Grace → Duke of Quillon" in aliased  # a name that is no title
     assert first.rstrip().endswith("(more: open doc_id=p page=1)")
     assert "Entries named here" not in tools.open("wm").text  # a page that names nothing
 
@@ -131,3 +134,21 @@ def test_names_in_compounds_and_lowercased_titles_are_not_names() -> None:
     assert index.mentioned("Run the spell-checker on alt.flame today.") == []
     assert index.mentioned("Cast a spell; a flame.") == ["sp", "fl"]
     assert index.mentioned("For more information, see For More Information.") == ["fm"]
+
+
+def test_where_documents_link_a_lower_case_word_names_only_what_its_authors_linked() -> None:
+    """In a glossary whose entries cross-reference each other, "long chains of causes" is no
+    reference to the entry "chain" unless the entry links there; a capitalized or longer name
+    needs no link, and a corpus without links takes every name it finds."""
+    def doc(doc_id: str, title: str, text: str = "x", links: tuple[str, ...] = ()) -> Document:
+        return Document(doc_id=doc_id, title=title, text=text, source="t", links=links)
+
+    text = "Long chains of causes, said Unix hackers."
+    linked = [doc("t", "tick", text, links=("u",)), doc("c", "chain"), doc("u", "Unix"),
+              doc("s", "sim", text, links=("c", "u"))]
+    index = NameIndex(linked, min_common_docs=100)
+    assert [h.doc for h in index.entries(text, exclude="t")] == ["u"]
+    assert [h.doc for h in index.entries(text, exclude="s")] == ["c", "u"]
+    plain = NameIndex([Document(doc_id=d.doc_id, title=d.title, text=d.text, source="t")
+                       for d in linked], min_common_docs=100)
+    assert [h.doc for h in plain.entries(text, exclude="t")] == ["c", "u"]

@@ -15,6 +15,8 @@ The rules are the ones a careful reader applies to the text `open` shows:
   More Information", not "For more information");
 - walkable names leave out common ones: in over 5% of texts, capitalized names written in
   lower case in 3 texts, and one-word lower-case names in over 1% of texts (at least 10);
+  where documents carry links, a one-word lower-case name is walkable (and an entity clue
+  holds by it) only in a document that links to the name's document;
 - a date clue (key K, years [low, high]) holds when a year in range (or a full date whose year
   is) has the word K among the four words right before it, with no punctuation between, and
   the date is the subject's own: its sentence does not open with a possessive ("His father
@@ -94,6 +96,7 @@ class Reader:
     def __init__(self, docs: Iterable[Mapping[str, Any]], *, common_share: float = 0.05,
                  min_common_docs: int = 20, lower_docs: int = 3) -> None:
         self.docs = {d["doc_id"]: d for d in docs}
+        self.links = {k: set(d.get("links") or ()) for k, d in self.docs.items() if d.get("links")}
         table: dict[tuple[str, ...], set[str]] = defaultdict(set)
         self.forms: dict[tuple[str, ...], set[str]] = defaultdict(set)
         caps: dict[tuple[str, ...], set[int]] = {}  # words (after the first) every form capitalizes
@@ -224,8 +227,16 @@ class Reader:
             owners = self.table[key]
             if doc_id in owners or len(owners) != 1 or (walkable and key in self.common):
                 continue
+            if walkable and not self.referenced(doc_id, key, owners[0]):
+                continue
             out[owners[0]] = None
         return list(out)
+
+    def referenced(self, doc_id: str, key: tuple[str, ...], target: str) -> bool:
+        """Where documents link (a glossary's cross-references), a one-word lower-case name
+        refers to its document only when `doc_id` links to it."""
+        return not (self.links and len(key) == 1 and key not in self.capital
+                    and target not in self.links.get(doc_id, ()))
 
     def holds(self, clue: Mapping[str, Any], doc_id: str) -> bool:
         """Whether `doc_id` meets `clue` (a `fact` or `condition` row) by the reader's rules."""
@@ -266,6 +277,7 @@ class Reader:
             forms = {tuple(w.lower() for w in _WORDS.findall(f)) for f in (
                 quoted, re.sub(r"\s*\([^()]*\)\s*$", "", quoted))}
             return any(words in forms and self.table[words] == [clue["target"]]
+                       and self.referenced(doc_id, words, clue["target"])
                        for words, _ in self._scan(text) if doc_id not in self.table[words])
         words = clue.get("value") or key
         return bool(re.search(rf"(?<!\w){re.escape(words)}(?:s|es|'s|’s)?(?!\w)", text,

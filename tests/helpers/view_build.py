@@ -26,7 +26,7 @@ dense = false
 [questions]
 n = 24
 part_size = 12
-ladder = [{ min_calls = 100, max_calls = 200, n = 1 }]
+ladder = [{ min_calls = 50, max_calls = 150, n = 1 }]
 
 [trajectories]
 samples = 2

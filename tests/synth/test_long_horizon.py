@@ -14,7 +14,7 @@ from hopforge.synth.trajectories.stage import TrajectoryConfig, run_trajectories
 
 from tests.helpers.spec_questions import SpecMaker
 
-LADDER = ((20, 30, "links"), (40, 60, "links"), (140, 170, "links2"), (290, 320, "links2"))
+LADDER = ((20, 30, "links"), (40, 60, "links"), (140, 170, "links2"), (300, 360, "links2"))
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +24,7 @@ def foldoc_runs(shared_data: Path) -> tuple[list[Question], list[Trajectory], Tr
     maker = SpecMaker(docs, seed=1)
     questions = [q for lo, hi, scope in LADDER
                  if (q := maker.aggregation(lo, scope=scope, max_items=hi)) is not None]
-    config = TrajectoryConfig(samples=2, max_turns=800, keep_results=5, checkpoint_every=16,
+    config = TrajectoryConfig(samples=2, max_turns=1200, keep_results=5, checkpoint_every=16,
                               faults=FaultConfig.uniform(0.1, timeout_delay_s=0.0))
 
     def factory(q: Question, sample: int, seed: int) -> Any:

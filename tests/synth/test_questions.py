@@ -535,7 +535,7 @@ def test_cli_questions(tmp_path: Path, docs: list[Document], capsys: Any) -> Non
     assert "hopforge ingest" in capsys.readouterr().err
 
 
-def test_ladder_rungs_follow_the_mix_and_resume(tmp_path: Path, docs: list[Document]) -> None:
+def test_ladder_rungs_come_before_the_mix_and_resume(tmp_path: Path, docs: list[Document]) -> None:
     from hopforge.flows.config.build_file import parse_config_text
     from hopforge.flows.stages.questions import run_questions_build
 
@@ -550,14 +550,17 @@ def test_ladder_rungs_follow_the_mix_and_resume(tmp_path: Path, docs: list[Docum
     rows = [json.loads(line) for p in sorted(whole.questions.glob("part-*.jsonl"))
             for line in p.read_text().splitlines()]
     ok = [r for r in rows if not r["rejected"]]
-    assert all(30 <= r["min_calls"] <= 90 for r in ok[2:])  # the rung's two, after the mix's
+    assert all(30 <= r["min_calls"] <= 90 for r in ok[:2])  # the rung's two, before the mix's
     assert sum(30 <= r["min_calls"] <= 90 for r in ok) >= 2
     killed = make_build(tmp_path / "killed", docs)
     run_questions_build(killed, config, stop_after_parts=1)
     assert run_questions_build(killed, config)["run"]["parts_already_done"] == 1
     assert part_files(killed) == part_files(whole)
-    with pytest.raises(Exception, match="another rung"):  # a larger mix would misread the rung
-        run_questions_build(whole, dataclasses.replace(config, n=4))
+    more = run_questions_build(whole, dataclasses.replace(config, n=4))  # -n grows the mix only
+    assert more["accepted"] == 6 and more["run"]["parts_already_done"] == 2
+    grown = part_files(whole)
+    assert len(grown) > len(part_files(killed))
+    assert all(grown[name] == data for name, data in part_files(killed).items())
     with pytest.raises(ValueError, match="below min_calls"):
         Rung(min_calls=50, max_calls=10)
 

@@ -35,7 +35,7 @@ class Aggregation(Family):
         scopes = [(scope, *item_set(s.g, start, scope)) for scope in ("links", "links2")]
         fitting = [t for t in scopes if s.min_items <= len(t[2]) <= s.max_items
                    and s.fits(2 * len(t[2]) + 2, slack=True)
-                   and not any(s.g.ambiguous(p) or p in s.g.listings
+                   and not any(p in s.g.listings
                                for p in set(t[1].values()))]
         if not fitting:
             return None
@@ -161,7 +161,8 @@ class Aggregation(Family):
 
     def start(self, s: Families) -> str | None:
         if "aggregation_starts" not in s.memo:
-            starts = [d for d in s.g.order if d in s.usable and not s.g.ambiguous(d)
+            # (a name that is ambiguous is no member: `open` lists a set's members exactly)
+            starts = [d for d in s.g.order if d in s.usable
                       and len(s.book.mentioned(d)) >= s.min_items and self.could_fit(s, d)]
             s.rng.shuffle(starts)
             s.memo["aggregation_starts"] = starts
