@@ -113,8 +113,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="keep only tasks whose fewest tool calls lie in A-B, e.g. 50-120 "
                    "(aggregation ladders); 'A-' has no upper bound")
     p.add_argument("--ladder", type=ladder_list, metavar="A-B:N,...",
-                   help="after the -n questions, N more for each min_calls range A-B, e.g. "
-                   "50-150:4,300-900:2 (the long tasks of a build)")
+                   help="besides the -n questions, N for each min_calls range A-B, e.g. "
+                   "50-150:4,300-900:2 (the long tasks of a build, drafted first)")
     add_setting(p, QuestionConfig, "max_probe_pass", metavar="R")
     add_setting(p, QuestionConfig, "seed")
     add_setting(p, QuestionConfig, "part_size", metavar="N")

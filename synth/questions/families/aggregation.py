@@ -99,7 +99,10 @@ class Aggregation(Family):
         s.rng.shuffle(typed)
         typed.sort(key=lambda c: ("date", "entity", "number", "category").index(c.kind)
                    if c.kind != "phrase" else 9)
+        fitting: list[tuple[Clue, list[str]]] = []
         for c in typed[:60]:
+            if fitting and c.kind != fitting[0][0].kind or len(fitting) == SPREAD:
+                break  # the first kind that fits, and a few of its conditions to pick from
             matching = [i for i in items if s.book.holds(c, i)]
             if c.kind == "entity" and c.target in items:
                 continue  # the named entry is an item: its own text holds its name
@@ -110,7 +113,10 @@ class Aggregation(Family):
                                      or c.key in s.book.numbers.get(i, {}) for i in items
                                      ) and c.kind in ("date", "number"):
                     continue  # a premise about something none of the items states at all
-                return general(c), matching
+                fitting.append((general(c), matching))
+        if fitting:  # each count equally likely (the first to fit is mostly met by two)
+            k = s.rng.choice(sorted({len(m) for _, m in fitting}))
+            return s.rng.choice([f for f in fitting if len(f[1]) == k])
         if not s.phrase_allowed() or s.book.fact_share() >= 0.2:
             return None  # a corpus of facts asks about facts, not a word some items contain
         pattern, matching = word_condition(s.g, items, s.rng, op=op, empty=empty,
@@ -188,19 +194,32 @@ class Aggregation(Family):
             scope = f"the {nouns} that {start} mentions"
         cond = (spec.condition.shown if spec.condition
                 else f"whose text contains {q(spec.pattern)}")
+        own = spec.scope == "links"  # the start's own mentions: its title can open the question
         if spec.operation == "count":
-            return rng.choice((f"Of {scope}, how many are {nouns} {cond}?",
-                               f"Count {scope} {cond}. How many are there?"))
+            frames = [f"Of {scope}, how many are {nouns} {cond}?",
+                      f"Count {scope} {cond}. How many are there?",
+                      f"How many of {scope} are {nouns} {cond}?"]
+            if own:
+                frames.append(f"{start} mentions a number of {nouns}. How many of them are "
+                              f"{nouns} {cond}?")
+            return rng.choice(frames)
         if spec.operation == "list":
-            return f"Which of {scope} are {nouns} {cond}? List their titles."
+            frames = [f"Which of {scope} are {nouns} {cond}? List their titles.",
+                      f"Among {scope}, which are {nouns} {cond}? Give their titles."]
+            if own:
+                frames.append(f"{start} mentions several {nouns}. List the titles of those "
+                              f"that are {nouns} {cond}.")
+            return rng.choice(frames)
         which = "latest" if spec.operation == "max" else "earliest"
-        return f"Of {scope}, whose subject {cond} {which}?"
+        return rng.choice((f"Of {scope}, whose subject {cond} {which}?",
+                           f"Among {scope}, which one's subject {cond} {which}?"))
 
 
 OPERATIONS = {"count": "how many of the set meet the condition",  # the model composer's words
               "list": "the titles of those that meet it",
               "max": "which of the set did it latest",
               "min": "which of the set did it earliest"}
+SPREAD = 8  # conditions that fit, drawn before choosing one by its count
 BLUR = 5  # a count or list condition is met by at least this many documents besides the items
 
 

@@ -301,6 +301,8 @@ def general(c: Clue) -> Clue:
 
 
 def fits_op(op: str, k: int, n: int, empty: bool) -> bool:
+    """Whether `k` of a set of `n` meeting a condition suits `op`: a list names two to four,
+    a count (or a latest / earliest) two to 60% of the set, an unanswerable set none."""
     if empty:
         return k == 0
     if op == "list":

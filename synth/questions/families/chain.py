@@ -62,7 +62,8 @@ class Chain(Family):
                 body += f"; that {noun} mentions one {clues[1]}"
             return f"{body}. {ask}"
         rest = "".join(f", which mentions one {c}" for c in clues[1:])
-        return f"The {noun} {start} mentions an {noun} {clues[0]}{rest}. {ask}"
+        opening = rng.choice((f"The {noun} {start}", start))
+        return f"{opening} mentions an {noun} {clues[0]}{rest}. {ask}"
 
 
 def chain_calls(g: CorpusGraph, spec: Spec) -> int:

@@ -90,7 +90,8 @@ class Intersection(Family):
                  if a.relation == "start"]
         every = "both" if len(sides) == 2 else "each of"
         frame = rng.choice(("Which {n} is mentioned by {E} {S}?",
-                            "One {n} is mentioned by {E} {S}. Which is it?"))
+                            "One {n} is mentioned by {E} {S}. Which is it?",
+                            "Name the {n} mentioned by {E} {S}."))
         return frame.format(n=noun, E=every, S=and_(sides))
 
 
