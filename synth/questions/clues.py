@@ -156,6 +156,12 @@ class FactBook:
             return any(d == clue.target and k in names for d, k in self.named_as(doc_id))
         return matches(self.docs[doc_id].text, clue.value)
 
+    def year_for(self, doc_id: str, clue: Clue) -> int | None:
+        """The year `doc_id` states for a date clue's event: the first that meets the clue,
+        else the first it states (None: it dates no such event)."""
+        years = self.dates.get(doc_id, {}).get(clue.key, [])
+        return next((y for y in years if _within(y, clue)), years[0] if years else None)
+
     def picks(self, clue: Clue, doc_id: str, rivals: Iterable[str]) -> bool:
         """Whether `clue` holds for `doc_id` by every figure it states, for none of `rivals` by
         any, and names none of them (a rival's own text holds its name)."""

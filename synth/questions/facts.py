@@ -106,6 +106,8 @@ def event(key: str) -> bool:
 
 
 _PRONOUNS = frozenset(["he", "she", "it", "they"])
+# a sentence's opening name (or "The" and a noun) in the possessive: "Big Boi's", "The film's"
+_OWNER = re.compile(r"\s*(?:The\s+)?(?:[A-Z][\w.-]*\s+)*?[\w.-]+(?:['’]s|s['’])(?=\s)")
 # units that measure a stretch of time or a repetition: ages and spans, not the subject's size
 _SPANS = frozenset(["years", "months", "weeks", "days", "hours", "minutes", "seconds", "times", "decades", "centuries"])
 # how a glossary's entry speaks of itself ("The term was coined in 1970")
@@ -117,13 +119,18 @@ def about_subject(sentence: str, title: str, lead: str) -> bool:
     `lead`: it opens with a pronoun ("He", "It"), with a capitalized name sharing a word with
     the title, or with "The"/"This" and a noun of the lead sentence ("The film" in a film's
     page), a word of its title ("The geek code") or one a glossary uses for its entry
-    ("The term"); anything else ("John Lennon died", "In 1990 ...") is about something else."""
+    ("The term"); anything else ("John Lennon died", "In 1990 ...") is about something else,
+    and so is a sentence that opens with something of the subject's ("Big Boi's debut was
+    released", "The film's sequel"), unless the title itself opens so ("Schindler's List")."""
     words = _REL_WORD.findall(sentence[:80])
     if not words:
         return False
     first = words[0].lower()
     if first in _PRONOUNS:
         return True
+    owner = _OWNER.match(sentence)
+    if owner and not title.startswith(owner.group(0).strip()):
+        return False
     named = {w.lower() for w in _REL_WORD.findall(title)}
     if first in ("the", "this") and len(words) > 1:
         noun = words[1].lower()

@@ -83,6 +83,12 @@ def legacy_spec(question: Question, docs: Mapping[str, Document]) -> Spec:
                 target=route[-1] if route else "")
 
 
+def typed(clue: Clue | None) -> bool:
+    """A condition on a date or a number: the notes state it as the question does ("whose
+    subject died after 1980"), not as the word `find` looks for ("died")."""
+    return clue is not None and clue.kind in ("date", "number") and bool(clue.shown)
+
+
 def _around(text: str, at: int, name: str) -> str:
     """The whole words within 80 characters of `name` written at `at` in `text`."""
     near = text[max(0, at - 80):at + len(name) + 80]
@@ -238,10 +244,12 @@ class Plans:
             if self.shows(clue, phrase, text):
                 return want
         has, lines = yield from self.r.contains(cand, pattern)
+        if has is None:
+            return None  # nothing of it came through: it is neither met nor ruled out
         if not has and clue is not None and clue.kind == "date" and clue.key in LIFE_KEYS:
             # a life's dates stand in parentheses after the name, without the word: the lead
-            yield from self.r.read_until(cand, lambda t: True, first="open_wrong")
-            return want  # the plan's fact: its years stand in the lead just read
+            lead = yield from self.r.read_until(cand, lambda t: True, first="open_dates")
+            return want if lead else None  # the plan's fact: its years stand in the lead
         if not want:
             return False
         if has and not self.shows(clue, phrase, lines):
@@ -264,14 +272,18 @@ class Plans:
         cands = every if exhaust else self.candidates(every, target)
         clue, phrase = step.fact, step.phrase
         quoted = self.criterion(clue, phrase) if clue or phrase else "the next link"
-        self.book.open = ("o_link", {"via": self.r.title(via), "pattern": quoted})
+        via_title = self.r.title(via)
+        self.book.open = (("o_link_if", {"via": via_title, "cond": clue.shown}) if typed(clue)
+                          else ("o_link", {"via": via_title, "pattern": quoted}))
         for n, (cand, name) in enumerate(cands):
             # what is left is every later name the pages show, not the names up to the target
             self.book.left = [c for _, c in every[n + 1:]]
             if not (yield from self.reach(via, cand)):
-                continue
+                break  # not reached, so not ruled out: a later name may not be taken over it
             want = cand == target and bool(target)
             has = yield from self.check(cand, clue, phrase, want, read and want)
+            if has is None:  # it could not be checked: no later one may be taken over it
+                break
             if has:
                 self.book.left = []
                 fact = "f_phrase" if clue or phrase else "f_link"
@@ -505,8 +517,9 @@ class Plans:
         # the queue as read off the pages: every name to check, so a count has its source
         self.r.note("listed", n=str(len(items)), names=", ".join(n for _, n, _ in items))
         cond = spec.condition
-        book.open = ("o_items", {"n": str(len(items)),
-                                 "pattern": self.criterion(cond, spec.pattern)})
+        book.open = (("o_items_if", {"n": str(len(items)), "cond": cond.shown}) if typed(cond)
+                     else ("o_items", {"n": str(len(items)),
+                                       "pattern": self.criterion(cond, spec.pattern)}))
         found: dict[str, int] = {}
         matching = set(spec.matching)
         for n, (d, name, via) in enumerate(items):
@@ -516,6 +529,9 @@ class Plans:
             else:
                 has = yield from self.check(d, cond, spec.pattern, d in matching, False)
                 lines = self.r.text(d) + "\n" + "\n".join(self.r.found.get(d, []))
+                if has is None:  # nothing of it came through: the total is unknown
+                    unread.append(d)
+                    continue
                 if has:
                     book.hits.append(self.r.title(d))
                     if spec.operation in ("max", "min") and values.get(d):
@@ -524,6 +540,10 @@ class Plans:
                             found[d] = int(year)
                             book.facts.append((("f_value", {"title": self.r.title(d),
                                                              "value": year}), d))
+                if spec.operation not in ("max", "min") and values.get(d) and matches(
+                        lines, values[d]):  # the year read, met or not: the count's source
+                    book.facts.append((("f_value", {"title": self.r.title(d),
+                                                     "value": f"{cond.key} {values[d]}"}), d))
                 book.checked += 1
         book.left = []
         if unread and not spec.unanswerable:  # a member it could not check may meet the

@@ -275,9 +275,10 @@ class Reader:
         return ""
 
     def contains(self, doc_id: str, pattern: str) -> Move:
-        """Whether the document has `pattern`: find, or reading its pages when find fails."""
+        """Whether the document has `pattern`: find, or reading its pages when find fails;
+        None when neither came through (nothing of it was shown)."""
         lines = yield from self.find(doc_id, pattern)
         if lines is None:  # find keeps failing: read the document instead
             text = yield from self.read_until(doc_id, lambda t: matches(t, pattern))
-            return matches(text, pattern), text
+            return (matches(text, pattern) if text else None), text
         return bool(lines), lines

@@ -25,6 +25,7 @@ this module, holds every voice's line for each situation and note; `Voice.say` r
     open           opening a document the results show ({title})
     open_more      reading the next page of a document ({title}, {page})
     open_wrong     checking a candidate that may not be the one ({title})
+    open_dates     reading a life's years where they stand, beside the name ({title})
     find           looking for a phrase inside a document ({title}, {pattern})
     find_fallback  find after an open that did not come through ({title}, {pattern})
     give_up        the document cannot be found
@@ -47,7 +48,7 @@ from hopforge.corpus.errors import HopforgeError
 
 SITUATIONS: tuple[str, ...] = (
     "first", "search", "rephrase", "reword", "widen", "retry", "reread", "open", "open_more",
-    "open_wrong", "find", "find_fallback", "give_up", "give_up_set", "early", "answer",
+    "open_wrong", "open_dates", "find", "find_fallback", "give_up", "give_up_set", "early", "answer",
     "not_found", "forced",
 )
 # What a thought reports before its call: {title}, {names}, {pattern}, {n}, {tool}, ...
@@ -60,6 +61,7 @@ NOTES: tuple[str, ...] = (
 FACTS: tuple[str, ...] = (
     "f_start", "f_link", "f_phrase", "f_value", "f_all", "f_common",
     "o_start", "o_link", "o_links2", "o_items", "o_all", "o_common",
+    "o_link_if", "o_items_if",  # a typed condition, as the question states it ({cond})
 )
 Note = tuple[str, dict[str, Any]]  # a NOTES kind (or FACTS kind) and its slots
 FIRST_QUERIES: tuple[str, ...] = ("question", "keywords", "title", "title-context")

@@ -14,3 +14,4 @@ def test_the_report_counts_every_runs_choices(local_build: BuildDir) -> None:
     assert notes["choices_with_skips"] <= notes["choices"]
     assert notes["runs_with_skipped_choices"] <= report["trajectories"]
     assert notes["choices_skipped_candidates"] >= notes["choices_with_skips"]
+    assert notes["runs_answering_with_skips"] == 0  # a run that skips a candidate gives up

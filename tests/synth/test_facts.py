@@ -111,6 +111,12 @@ def test_a_date_counts_only_in_a_sentence_about_the_document() -> None:
     assert not about_subject("Michael Mann was born in 1943.", "Heat (1995 film)", lead)
     assert not about_subject("The novel was published in 1990.", "Heat (1995 film)", lead)
     assert not about_subject("In 1995 it was released.", "Heat (1995 film)", lead)
+    # something of the subject's: Big Boi's album, the film's sequel (a title may open so)
+    assert not about_subject("Big Boi's solo debut was released in July 2010.", "Big Boi",
+                             "Antwan André Patton, better known as Big Boi, is a rapper.")
+    assert not about_subject("The film’s sequel was released in 1999.", "Heat (1995 film)", lead)
+    assert about_subject("Schindler's List was released in 1993.", "Schindler's List",
+                         "Schindler's List is a 1993 film.")
 
 
 @pytest.mark.parametrize(("lead", "born", "died"), [

@@ -62,6 +62,10 @@ class Aggregation(Family):
             answer, aliases = s.g.title(target), alias_forms(s.g, target, "")
         elif op == "list":
             answer = "; ".join(s.g.title(m) for m in matching) if matching else NONE
+        if op not in ("max", "min") and condition.kind == "date":  # the year a run reads of
+            dated = {i: s.book.year_for(i, condition) for i in items}  # each, met or not
+            steps = [replace(st, value=str(dated[st.doc])) if dated.get(st.doc) else st
+                     for st in steps]
         spec = Spec(family="aggregation", start=start, steps=tuple(steps), target=target,
                     answer_type={"count": "count", "list": "list"}.get(op, "title"),
                     operation=op, scope=scope, items=tuple(items), matching=tuple(matching),
