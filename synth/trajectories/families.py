@@ -83,6 +83,9 @@ def legacy_spec(question: Question, docs: Mapping[str, Document]) -> Spec:
                 target=route[-1] if route else "")
 
 
+_QUOTED = re.compile(r"“([^”]+)”")
+
+
 def typed(clue: Clue | None) -> bool:
     """A condition on a date or a number: the notes state it as the question does ("whose
     subject died after 1980"), not as the word `find` looks for ("died")."""
@@ -150,7 +153,8 @@ class Plans:
             if hit.doc == doc_id or (not hit.doc and doc_id in hit.docs
                                      and name_key(hit.surface) == title):
                 return hit.surface
-        return ""
+        # a title too short to be a name in running text ("C") that the question quotes
+        return next((t for t in _QUOTED.findall(self.q.question) if name_key(t) == title), "")
 
     def start(self, doc_id: str) -> Move:
         """Find the document the question names; the first search follows the query habit."""
@@ -251,6 +255,8 @@ class Plans:
             lead = yield from self.r.read_until(cand, lambda t: True, first="open_dates")
             return want if lead else None  # the plan's fact: its years stand in the lead
         if not want:
+            if has and clue is not None and clue.kind == "category":  # why its lines do not count
+                self.r.note("untagged", title=self.r.title(cand), pattern=f'"{clue.value}"')
             return False
         if has and not self.shows(clue, phrase, lines):
             text = yield from self.r.read_until(cand, lambda t: self.shows(clue, phrase, t))

@@ -54,7 +54,7 @@ SITUATIONS: tuple[str, ...] = (
 # What a thought reports before its call: {title}, {names}, {pattern}, {n}, {tool}, ...
 NOTES: tuple[str, ...] = (
     "hit", "miss", "page", "page_none", "lines", "no_lines", "timeout", "empty", "cut", "layout",
-    "known", "todo", "tally", "left", "listed", "value", "compared", "back",
+    "known", "todo", "tally", "left", "listed", "value", "compared", "back", "untagged",
     "c_search", "c_open", "c_find", "c_call",  # a call named again ({query}, {page}, {title} ...)
 )
 # What the state notes hold: facts read ({title}, {via}, {pattern}, {value}) and the open question.
