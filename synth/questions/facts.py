@@ -3,7 +3,8 @@
 - entity: a name of another document (corpus/names.py) in a sentence;
 - date: a year (1500-2049) or a full date in a sentence; `value` is the year;
 - number: a quantity other than a year, with the word after it as its unit, in a sentence about
-  the document (`about_subject`), not an age or a span of time ("for 15 years");
+  the document (`about_subject`), not an age or a span of time ("for 15 years") and not a
+  bound ("over 200 titles", "at least 25 albums");
 - category: what the corpus marks as the subject's kind: FOLDOC's `<tag>` and the Jargon
   File's `[tag]` where a sense opens (a line's start, after its number);
 - phrase: the fallback, made by the question families from a document's words (phrases.py).
@@ -43,6 +44,9 @@ DATE = re.compile(
     rf"(?<![\w.,-])(?:(?:\d{{1,2}} )?{_MONTH} (?:\d{{1,2}}, )?{_YEAR}|{_YEAR})(?!\w|[,.]\d)")
 NUMBER = re.compile(r"(?<![\w.,$£€-])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?![\w,]|\.\d)"
                     r"(?:(%)|\s([a-z]{3,12})\b)?")
+_BOUND = re.compile(r"\b(?:over|more than|at least|nearly|almost|about|around|approximately|"
+                    r"roughly|some|up to|fewer than|less than|under|upwards of)\s*$",
+                    re.IGNORECASE)
 _AFTER_MONTH = re.compile(rf"{_MONTH}\s*$")
 _SENTENCE = re.compile(r"[^\n.!?]*(?:[.!?](?=\s|$)|\n|$)")
 _REL_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
@@ -259,6 +263,8 @@ def extract(doc: Document, names: NameIndex) -> list[Fact]:
                 unit = ""
             if unit in _SPANS or not about_subject(sent, doc.title, lead):
                 continue  # an age or a span ("for 15 years"), or someone else's number
+            if _BOUND.search(sent[:m.start()]):
+                continue  # a bound, not a quantity: "over 200 titles" is no count to compare
             if unit and (unit.endswith("s") or m.group(2)):
                 value = (f"{m.group(1)}%" if m.group(2) else
                          f"{m.group(1)} {unit}" if unit else m.group(1))

@@ -364,7 +364,8 @@ class Plans:
 
     def finish(self, doc_id: str, step: Step) -> Move:
         """Answer with the target's title, or the year it states."""
-        if self.spec.answer_type == "year" and step.value and self.spec.condition:
+        if (self.spec.answer_type == "year" and step.value and self.spec.condition
+                and step.value not in self.r.text(doc_id)):  # not yet in what it read
             _, lines = yield from self.r.contains(doc_id, self.spec.condition.key)
             got = yield from self.value(doc_id, step.value, lines or "")
             yield from self.answer("answer", got or GIVE_UP)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import re
 import time
 from collections import Counter, deque
 from dataclasses import dataclass, field
@@ -135,11 +136,24 @@ LINE_TOOLS = ("find", "grep")  # tools whose result is a document's matching lin
 KEPT_LINES = 2  # of them, the lines an elided result keeps
 
 
+LEAD_CHARS = 200  # of a first page, the opening an elided result keeps
+
+
+def _lead(page: str) -> str:
+    """The first sentence of a page's text (after its header line), at most LEAD_CHARS."""
+    body = page.split("\n", 1)[1].strip() if "\n" in page else ""
+    body = body.split("\n" + NAMED, 1)[0].split("\n(more: ", 1)[0].split("\n(end of", 1)[0]
+    body = " ".join(body.split())
+    end = re.search(r"[.!?](?=\s|$)", body)
+    lead = body[: end.end()] if end else body
+    return lead if len(lead) <= LEAD_CHARS else lead[:LEAD_CHARS].rsplit(" ", 1)[0] + " …"
+
+
 def _pointer(turn: int, call: ToolCall, result: ToolResult) -> str:
     """The line an old result becomes: what it showed (each doc_id with the title the result
-    gave it, the entries a page listed as named there, and the first lines a `find` found, so
-    later calls and the thoughts that count them stay readable), and the call that shows it
-    again."""
+    gave it, the entries a page listed as named there, the first lines a `find` found and the
+    first sentence of a document's first page, so later calls and the thoughts that count or
+    date them stay readable), and the call that shows it again."""
     titles = shown_titles(result.text)
     lines = result.text.splitlines()
     shown = ""
@@ -148,6 +162,10 @@ def _pointer(turn: int, call: ToolCall, result: ToolResult) -> str:
         shown += f"; entries named there: {listed}"
     if result.ok and call.name in LINE_TOOLS and lines:  # the lines it found: short, and what
         shown += "; it read: " + " / ".join(lines[:1 + KEPT_LINES])  # a tally rests on
+    elif result.ok and call.name == "open" and not call.arguments.get("page"):
+        lead = _lead(result.text)  # where a page states what its subject is, and its dates
+        if lead:
+            shown += f"; it read: {lead}"
     if result.doc_ids:
         named = [f"{d} ({titles[d]})" if titles.get(d) else d for d in result.doc_ids]
         shown += f"; it showed {', '.join(named)}"

@@ -20,14 +20,15 @@ The rules are the ones a careful reader applies to the text `open` shows:
 - a date clue (key K, years [low, high]) holds when a year in range (or a full date whose year
   is) has the word K among the four words right before it, with no punctuation between, and
   the date is the subject's own: its sentence does not open with a possessive ("His father
-  died in"), its clause holds no relative word ("which was released in"), no capitalized word
+  died in", "Big Boi's debut"), its clause holds no relative word ("which was released in"), no capitalized word
   stands between the sentence's opening name and K ("starred in Heat released in"), and a
   clause that opens with K after a comma or dash follows at most three words; the sentence
   opens with the document (he/she/it/they, a capitalized name sharing a word with its title,
   or "The"/"This" and a word of its title, of its first sentence, or "term", "word" ...); a K that a
   work undergoes ("directed", "released") counts only after "was"/"were"/... or opening its
   clause ("He directed ... in 1930" dates the film);
-- a number clue (unit U, bounds) holds when a number in range stands right before the word U;
+- a number clue (unit U, bounds) holds when a number in range stands right before the word U,
+  not after "over", "at least", "fewer than" ... (a bound);
 - a category clue holds when the text tags the document with it: a `<tag>` (one of its
   comma-separated tags) or a `[tag]` that opens a line or a numbered sense;
 - an entity clue holds when the text names the clue's document by the name the clue quotes
@@ -260,9 +261,14 @@ class Reader:
                         text, m.start(), key, self.docs[doc_id]["title"]):
                     return True
             return False
-        if kind == "number":  # in a sentence about the document (as for dates)
+        if kind == "number":  # in a sentence about the document (as for dates), not a bound
             for m in re.finditer(rf"(\d[\d,]*(?:\.\d+)?)\s?{re.escape(key)}\b", text,
                                  re.IGNORECASE):
+                before = text[max(0, m.start() - 20):m.start()].lower()
+                if re.search(r"\b(?:over|more than|at least|nearly|almost|about|around|some|"
+                             r"approximately|roughly|up to|fewer than|less than|under|"
+                             r"upwards of)\s*$", before):
+                    continue
                 if inside(float(m.group(1).replace(",", ""))) and _about(
                         text, m.start(), self.docs[doc_id]["title"]):
                     return True
@@ -342,6 +348,13 @@ def _about(text: str, at: int, title: str) -> bool:
     opening_words = re.findall(word, text[start:].lstrip()[:80])
     first_sentence = re.split(r"[.!?](?=\s|$)|\n", text.lstrip(), maxsplit=1)[0]
     head = opening_words[0].lower() if opening_words else ""
+    opening = text[start:].lstrip()[:80].replace("’", "'")
+    said = re.findall(word, opening)
+    owner = next((w for i, w in enumerate(said[:6]) if w.endswith(("'s", "s'"))
+                  and all(v[:1].isupper() for v in said[:i])), "")
+    if head not in ("he", "she", "it", "they") and owner and not title.replace(
+            "’", "'").startswith(opening[:opening.find(owner) + len(owner)]):
+        return False  # "Big Boi's debut", "The film's sequel": something of the subject's
     if head in ("the", "this"):
         if len(opening_words) < 2 or opening_words[1].lower() not in {
                 w.lower() for w in re.findall(word, first_sentence)} | {

@@ -16,7 +16,7 @@ from tests.helpers.openai_server import OpenAITestServer, Reply
 
 TEXT = ("Free Hand for a Tough Cop is a 1976 Italian film directed by Umberto Lenzi. "
         "He was born on 6 August 1931 in Massa Marittima. The film earned 1,225,000 dollars. "
-        "It ran for 29 seasons. Its director was 40 years old.")
+        "It ran for 29 seasons. Its director was 40 years old. It sold over 200 copies.")
 
 
 @pytest.fixture()
@@ -34,6 +34,7 @@ def test_facts_of_a_paragraph(docs: list[Document]) -> None:
     assert by[("date", "6 August 1931")].relation == "He was born on"
     assert ("number", "29 seasons") in by and ("number", "1,225,000 dollars") in by
     assert ("number", "40 years") not in by  # an age, and someone else's
+    assert ("number", "200 copies") not in by  # a bound, not a count
     for f in facts:
         assert f.evidence in TEXT and f.value in f.evidence
     assert relation_key("He was born on") == "born" and relation_key("but since") == ""
