@@ -553,8 +553,8 @@ class Plans:
                                                      "value": f"{cond.key} {values[d]}"}), d))
                 book.checked += 1
         book.left = []
-        if unread and not spec.unanswerable:  # a member it could not check may meet the
-            yield from self.give_up_set(unread)  # condition: the total is unknown
+        if unread:  # a member it could not check may meet the condition: the total is
+            yield from self.give_up_set(unread)  # unknown, and so is whether none does
             return
         # (a set no member meets says how many of them it checked: "20 of 22 checked")
         yield from self.total_answer(found)

@@ -25,7 +25,7 @@ this module, holds every voice's line for each situation and note; `Voice.say` r
     open           opening a document the results show ({title})
     open_more      reading the next page of a document ({title}, {page})
     open_wrong     checking a candidate that may not be the one ({title})
-    open_dates     reading a life's years where they stand, beside the name ({title})
+    open_dates     reading a page's opening for its dates, after find showed no line ({title})
     find           looking for a phrase inside a document ({title}, {pattern})
     find_fallback  find after an open that did not come through ({title}, {pattern})
     give_up        the document cannot be found
