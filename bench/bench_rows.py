@@ -14,8 +14,9 @@ is checked against its own row only:
   (its thought reports what the row does not show);
 - `wrong_answers`: a trained final answer that is not the gold answer (lists as sets), or
   "not found" on an answerable question;
-- `unexhausted`: a trained "not found" whose run (BUILD/trajectories) never named in a call some
-  member of the question's set (`spec.steps` of relation `item`): a give-up, not a finding;
+- `unexhausted`: a trained "not found" whose run (BUILD/trajectories) never named, in a call
+  whose result came through, some member of the question's set (`spec.steps` of relation
+  `item`): a give-up, not a finding;
 - `over_max`: rows longer than the build's `[export] max_seq_tokens` by Qwen2.5's tokenizer
   and chat template (HOPFORGE_QWEN_TOKENIZER, a folder with tokenizer.json; skipped without),
   the limit read from the export's manifest.json.
@@ -150,7 +151,8 @@ def _unchecked_members(build: Path) -> dict[str, set[str]]:
         for line in part.read_text(encoding="utf-8").splitlines():
             t = json.loads(line)
             named = {str((x.get("call") or {}).get("arguments", {}).get("doc_id"))
-                     for x in t["turns"]}
+                     for x in t["turns"]  # by a call whose result came through
+                     if not x.get("fault") or x["fault"].get("kind") == "partial"}
             out[t["tid"]] = members.get(t["qid"], set()) - named
     return out
 

@@ -85,23 +85,24 @@ class Choice:
 def choices(traj: Trajectory, spec: Spec, names: NameIndex) -> list[Choice]:
     """The choices a run of a question made among the names its pages showed.
 
-    A candidate is ruled out only by a tool call on it (reading it, or looking inside it); a
-    search that lists it does not. A set question (its `item` steps) has one choice: every
+    A candidate is ruled out only by a tool call on it (reading it, or looking inside it) whose
+    result came through; a search that lists it does not, nor a call that failed. A set question (its `item` steps) has one choice: every
     member must be checked. A step a clue picks among the names of the page before it (`link`,
     `compare`) is a choice among the names that page shows before the document the run went
     on to, as far as the run read it; a step the question says no document meets (an
     unanswerable one) is a choice among all of them. A step the run never reached is none. The
     candidates are the entries `open` lists under the page (`NameIndex.entries`).
     """
-    touched: set[str] = set()  # documents a call named
+    touched: set[str] = set()  # documents a call that came through named
     read: dict[str, str] = {}  # doc_id -> the text of its pages the run read
     for turn in traj.turns:
         tool = tool_named(turn.call.name) if turn.call is not None else None
         if turn.call is None or tool is None:
             continue
         ids = tool.named_docs(turn.call.arguments)
-        touched.update(ids)
         shown = turn.fault is None or turn.fault.kind == "partial"  # an error shows no page
+        if shown:  # a call that failed rules nothing out
+            touched.update(ids)
         if tool.name == "open" and turn.result and ids and shown:
             read[ids[0]] = read.get(ids[0], "") + "\n" + page_body(turn.result)
     out = []
