@@ -152,7 +152,7 @@ def _unchecked_members(build: Path) -> dict[str, set[str]]:
             t = json.loads(line)
             named = {str((x.get("call") or {}).get("arguments", {}).get("doc_id"))
                      for x in t["turns"]  # by a call whose result came through
-                     if not x.get("fault") or x["fault"].get("kind") == "partial"}
+                     if not x.get("fault") or x["fault"].get("kind") in ("partial", "format")}
             out[t["tid"]] = members.get(t["qid"], set()) - named
     return out
 

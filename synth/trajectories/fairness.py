@@ -100,9 +100,9 @@ def choices(traj: Trajectory, spec: Spec, names: NameIndex) -> list[Choice]:
         if turn.call is None or tool is None:
             continue
         ids = tool.named_docs(turn.call.arguments)
+        if turn.fault is None or turn.fault.kind in ("partial", "format"):
+            touched.update(ids)  # a call that failed (timeout, empty) rules nothing out
         shown = turn.fault is None or turn.fault.kind == "partial"  # an error shows no page
-        if shown:  # a call that failed rules nothing out
-            touched.update(ids)
         if tool.name == "open" and turn.result and ids and shown:
             read[ids[0]] = read.get(ids[0], "") + "\n" + page_body(turn.result)
     out = []
