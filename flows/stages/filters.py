@@ -310,7 +310,8 @@ def default_embedder(build: BuildDir) -> Embedder | None:
 def unsettled_answers(docs: Sequence[Document], trajs: Sequence[Trajectory],
                       questions: dict[str, Question]) -> dict[str, str]:
     """tid -> why, for runs that answered "not found" before ruling out every candidate their
-    pages showed (`fairness.choices`): a give-up, not a finding, so never a trained answer."""
+    pages showed (`fairness.choices`), or on a list question (whose finding is "none"): a
+    give-up, not a finding, so never a trained answer."""
     said = [t for t in trajs if says_not_found(t.final_answer)]
     if not said or not docs:
         return {}
@@ -318,6 +319,9 @@ def unsettled_answers(docs: Sequence[Document], trajs: Sequence[Trajectory],
     out = {}
     for t in said:
         q = questions.get(t.qid)
+        if q and q.spec and q.spec.operation == "list":  # a list's finding is "none": this
+            out[t.tid] = "not found on a list: a give-up"  # gave up on a page or a member
+            continue
         skipped = [c for c in choices(t, q.spec, names) if c.skipped] if q and q.spec else []
         if skipped:
             out[t.tid] = (f"not found with {sum(len(c.skipped) for c in skipped)} "

@@ -1,4 +1,5 @@
-"""A "not found" given before every member of a set was checked is a give-up, not a finding: the
+"""A "not found" given before every member of a set was checked, or on a set question at all (its
+finding is "none"), is a give-up, not a finding: the
 filter keeps such a run's answer as context, and no exported row trains it (checked from the
 raw rows: the set's members against the doc_ids the run's calls named)."""
 
@@ -46,6 +47,7 @@ def test_not_found_before_every_member_was_checked_is_never_trained(tmp_path: Pa
             assert "answer-context:" in decisions[tid]["reason"]
             assert decisions[tid]["answer_trained"] is False
 
+    golds = {q.qid: q.answer for q in questions}
     trained_answers = 0
     for path in sorted((build.export / "sft" / "hf").rglob("*.jsonl")):
         for line in path.read_text("utf-8").splitlines():
@@ -57,4 +59,12 @@ def test_not_found_before_every_member_was_checked_is_never_trained(tmp_path: Pa
                         c["function"]["name"] == "answer" for c in calls):
                     trained_answers += 1
                     assert tid not in gave_up, (tid, runs[tid][1])
+                    said = [json.loads(c["function"]["arguments"]).get("text", "")
+                            if isinstance(c["function"]["arguments"], str)
+                            else c["function"]["arguments"].get("text", "") for c in calls]
+                    # an empty finding is the gold's own ("none" for a list no member meets);
+                    # the other ("not found" there) is a give-up
+                    gold = golds[row["metadata"]["qid"]].lower()
+                    assert all(str(a).lower() == gold for a in said
+                               if str(a).lower() in ("not found", "none")), (tid, said)
     assert trained_answers > 0
