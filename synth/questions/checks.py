@@ -23,6 +23,7 @@ from hopforge.synth.answers import list_items, normalize_answer
 from hopforge.synth.diversity import jaccard, shingles
 from hopforge.synth.questions.families import family_of
 from hopforge.synth.questions.graph import CorpusGraph, names, years
+from hopforge.synth.questions.wording import quoted
 from hopforge.synth.records import NONE, NOT_FOUND, Question, Spec
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ def probe_queries(text: str) -> list[str]:
     for sentence in _SENTENCE.split(text):
         out.append(sentence)
         out.extend(_CLAUSE.split(sentence))
-    out.extend(a or b for a, b in _QUOTED.findall(text))
+    out.extend(quoted(text))
     cleaned = (" ".join(s.strip(" .,;:?!").split()) for s in out)
     return list(dict.fromkeys(s for s in cleaned if len(s) >= 3))
 

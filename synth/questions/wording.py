@@ -3,12 +3,21 @@ clue reads in a question (each clue brings its own words, synth/questions/clues.
 
 from __future__ import annotations
 
+import re
+
 from hopforge.synth.records import Step
+
+_QUOTED = re.compile(r"“([^”]+)”|\"([^\"]+)\"")
 
 
 def q(text: str) -> str:
     """A phrase or title in quotes, as the questions show them."""
     return f"“{text}”"
+
+
+def quoted(text: str) -> list[str]:
+    """The phrases `text` puts in quotes (“...” as `q` writes them, or "..."), in order."""
+    return [a or b for a, b in _QUOTED.findall(text)]
 
 
 def and_(items: list[str]) -> str:

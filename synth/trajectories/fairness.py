@@ -86,8 +86,8 @@ def choices(traj: Trajectory, spec: Spec, names: NameIndex) -> list[Choice]:
     """The choices a run of a question made among the names its pages showed.
 
     A candidate is ruled out only by a tool call on it (reading it, or looking inside it) whose
-    result came through; a search that lists it does not, nor a call that failed. A set question (its `item` steps) has one choice: every
-    member must be checked. A step a clue picks among the names of the page before it (`link`,
+    result came through; a search that lists it does not, nor a call that failed. A set
+    question (its `item` steps) has one choice: every member must be checked. A step a clue picks among the names of the page before it (`link`,
     `compare`) is a choice among the names that page shows before the document the run went
     on to, as far as the run read it; a step the question says no document meets (an
     unanswerable one) is a choice among all of them. A step the run never reached is none. The

@@ -22,6 +22,7 @@ from hopforge.corpus.names import index_for, name_key, without_parenthesis
 from hopforge.corpus.records import Document
 from hopforge.synth.questions.facts import LIFE_KEYS
 from hopforge.synth.questions.families import family_of
+from hopforge.synth.questions.wording import quoted
 from hopforge.synth.records import NONE, NOT_FOUND, Clue, Question, Spec, Step, ToolCall
 from hopforge.synth.trajectories.fairness import page_body
 from hopforge.synth.trajectories.reading import Move, Reader, keywords
@@ -81,9 +82,6 @@ def legacy_spec(question: Question, docs: Mapping[str, Document]) -> Spec:
     steps += [Step(doc=b, relation="link", via=a) for a, b in itertools.pairwise(route)]
     return Spec(family="chain", start=route[0] if route else "", steps=tuple(steps),
                 target=route[-1] if route else "")
-
-
-_QUOTED = re.compile(r"“([^”]+)”")
 
 
 def typed(clue: Clue | None) -> bool:
@@ -154,7 +152,7 @@ class Plans:
                                      and name_key(hit.surface) == title):
                 return hit.surface
         # a title too short to be a name in running text ("C") that the question quotes
-        return next((t for t in _QUOTED.findall(self.q.question) if name_key(t) == title), "")
+        return next((t for t in quoted(self.q.question) if name_key(t) == title), "")
 
     def start(self, doc_id: str) -> Move:
         """Find the document the question names; the first search follows the query habit."""

@@ -35,7 +35,7 @@ from hopforge.synth.trajectories.context import (
     Context,
     parse_checkpoint_json,
 )
-from hopforge.synth.trajectories.fairness import Visible
+from hopforge.synth.trajectories.fairness import Visible, page_body
 from hopforge.synth.trajectories.faults import FaultyTools
 
 if TYPE_CHECKING:
@@ -140,10 +140,9 @@ LEAD_CHARS = 200  # of a first page, the opening an elided result keeps
 
 
 def _lead(page: str) -> str:
-    """The first sentence of a page's text (after its header line), at most LEAD_CHARS."""
-    body = page.split("\n", 1)[1].strip() if "\n" in page else ""
-    body = body.split("\n" + NAMED, 1)[0].split("\n(more: ", 1)[0].split("\n(end of", 1)[0]
-    body = " ".join(body.split())
+    """The first sentence of a page's text (`page_body`: without the tool's header and
+    footer), at most LEAD_CHARS; none of a one-line reply (an empty page, a flat layout)."""
+    body = " ".join(page_body(page).split()) if "\n" in page else ""
     end = re.search(r"[.!?](?=\s|$)", body)
     lead = body[: end.end()] if end else body
     return lead if len(lead) <= LEAD_CHARS else lead[:LEAD_CHARS].rsplit(" ", 1)[0] + " …"
