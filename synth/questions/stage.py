@@ -76,7 +76,8 @@ async def generate_questions(
     Mix: within a family a document is the answer (or a compared side) of one question only,
     so no two questions ask about the same document the same way; at most
     `config.max_per_start` accepted questions start at one document, and
-    unanswerable ones stop at their share of `n` (a later one is rejected as `over_share`);
+    unanswerable ones stop at their share of `n`, or of the accepted ones when the attempts
+    run out first (a later one is rejected as `over_share`);
     `max_gap` (from the trajectory settings' no-progress window) drops tasks whose plan would
     go that many calls without reaching a gold document.
     """
@@ -153,6 +154,19 @@ async def generate_questions(
                 if q.spec:
                     gold -= _gold(q.kind, q.spec, q.answer_doc)
             out.append(q)
+    # short of `n` (the attempts ran out), the unanswerable ones keep their share of what was
+    # accepted, not of what was wanted: the latest beyond it are rejected
+    answerable = accepted + len(kept) - unanswerable
+    keep = unanswerable
+    while keep and keep > _unanswerable_cap(config, answerable + keep):
+        keep -= 1
+    over = unanswerable - keep
+    for i in range(len(out) - 1, -1, -1):
+        if over <= 0:
+            break
+        if out[i].kind == "unanswerable" and not out[i].rejected:
+            out[i] = replace(out[i], rejected="over_share(unanswerable)")
+            over -= 1
     return out
 
 

@@ -411,6 +411,13 @@ def rederive(q: Mapping[str, Any], reader: Reader) -> tuple[str, str]:
             picked = [d for d in rivals if reader.holds(s["fact"], d)]
             if picked != ([s["doc"]] if s["doc"] else []):
                 return "", f"step to {s['doc'] or 'nothing'} picks {picked}"
+    if family == "aggregation":  # a reader who counts every name the pages show agrees
+        cond = spec.get("condition") or {"kind": "phrase", "value": spec["pattern"]}
+        if spec.get("operation") in ("max", "min"):
+            cond = {"kind": "date", "key": cond["key"]}
+        met = [d for d in _unlisted(spec, reader) if reader.holds(cond, d)]
+        if met:
+            return "", f"{title[met[0]]}, named but not listed, meets the condition"
     if q["kind"] == "unanswerable" or spec.get("answer_type") == "not_found":
         if family == "aggregation":
             items = _items(spec, reader)
@@ -477,3 +484,12 @@ def _items(spec: Mapping[str, Any], reader: Reader) -> list[str]:
             if d not in skip:
                 out[d] = None
     return list(out)
+
+
+def _unlisted(spec: Mapping[str, Any], reader: Reader) -> list[str]:
+    """What the set's pages name but `open` does not list (everyday words, unlinked one-word
+    names): documents a reader may count in the set too."""
+    ring = reader.named(spec["start"], walkable=True)
+    pages = [spec["start"]] if spec["scope"] == "links" else ring
+    skip = {spec["start"], *ring, *_items(spec, reader)}
+    return [d for p in pages for d in reader.named(p) if d not in skip]

@@ -619,3 +619,17 @@ def test_the_mix_leaves_room_for_the_retries_of_faulted_calls() -> None:
     asked = TurnLimits(max_turns=64, no_progress=40, faults=0.1).mix(
         QuestionConfig(min_calls=55))  # a range asked for above the room: kept as asked
     assert asked.max_calls == 55
+
+
+def test_a_short_mix_keeps_the_unanswerable_share_of_what_was_accepted(
+        docs: list[Document], searcher: Searcher, graph: CorpusGraph) -> None:
+    """When the attempts run out before `n`, the unanswerable questions are their share of the
+    accepted ones, not of `n` (30% of 30 wanted would be most of a short build)."""
+    made = generate(docs, searcher, graph, seed=0, n=30, attempts_per_question=1,
+                    unanswerable_share=0.3)
+    ok = [q for q in made if not q.rejected]
+    assert len(ok) < 30  # the attempts ran out
+    unanswerable = sum(q.kind == "unanswerable" for q in ok)
+    assert unanswerable >= 1
+    assert abs(unanswerable / len(ok) - 0.3) <= 0.5 / len(ok) + 0.02
+    assert any(q.rejected == "over_share(unanswerable)" for q in made)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import replace
 
 from hopforge.synth.questions.families.base import (
@@ -16,7 +17,7 @@ from hopforge.synth.questions.families.base import (
     general,
 )
 from hopforge.synth.questions.families.comparison import COMPARABLE
-from hopforge.synth.questions.families.sets import item_set, word_condition
+from hopforge.synth.questions.families.sets import item_set, loose_items, word_condition
 from hopforge.synth.questions.graph import CorpusGraph, names
 from hopforge.synth.questions.wording import q
 from hopforge.synth.records import NONE, Clue, Question, Spec, Step
@@ -42,7 +43,8 @@ class Aggregation(Family):
         weights = [1.0 if t[0] == "links" else 0.6 for t in fitting]
         scope, parents, items = s.rng.choices(fitting, weights)[0]
         op = "list" if empty else s.rng.choice(("count", "count", "list", "max", "min"))
-        made = self.condition(s, items, op=op, empty=empty, start=start)
+        loose = loose_items(s.g, start, scope, items)
+        made = self.condition(s, items, op=op, empty=empty, start=start, loose=loose)
         if made is None:
             return None
         condition, matching = made
@@ -82,12 +84,14 @@ class Aggregation(Family):
         return s.draft("unanswerable" if empty else "aggregation", spec, answer, aliases,
                            target, calls, seed)
 
-    def condition(self, s: Families, items: list[str], *, op: str, empty: bool, start: str
-                  ) -> tuple[Clue, list[str]] | None:
-        """A typed condition over `items` that suits `op`, and the items that meet it."""
+    def condition(self, s: Families, items: list[str], *, op: str, empty: bool, start: str,
+                  loose: Sequence[str] = ()) -> tuple[Clue, list[str]] | None:
+        """A typed condition over `items` that suits `op`, and the items that meet it; none of
+        `loose` (names a reader may count in the set too) meets it."""
         n = len(items)
         if op in ("max", "min"):
-            keys = Counter(k for i in items for k in s.book.dates.get(i, {}))
+            shown = {k for d in loose for k in s.book.dates.get(d, {})}
+            keys = Counter(k for i in items for k in s.book.dates.get(i, {}) if k not in shown)
             usable = sorted(k for k, c in keys.items() if c >= 2 and k in COMPARABLE)
             if not usable:
                 return None
@@ -110,6 +114,8 @@ class Aggregation(Family):
             matching = [i for i in items if s.book.holds(c, i)]
             if c.kind == "entity" and c.target in items:
                 continue  # the named entry is an item: its own text holds its name
+            if any(s.book.holds(c, d) for d in loose):
+                continue  # a reader counting that name in the set gets another answer
             if fits_op(op, len(matching), n, empty):
                 if op in ("count", "list") and not empty and not blurred(s, c, len(matching)):
                     continue  # one search for the condition would list the matching items
@@ -125,7 +131,7 @@ class Aggregation(Family):
             return None  # a corpus of facts asks about facts, not a word some items contain
         pattern, matching = word_condition(s.g, items, s.rng, op=op, empty=empty,
                                      forbidden=names(s.g.docs[start]))
-        if pattern is None:
+        if pattern is None or any(s.g.contains(d, pattern) for d in loose):
             return None
         word = Clue(kind="phrase", value=pattern, key=pattern,
                     shown=f"whose text contains the words “{pattern}”")
@@ -134,14 +140,19 @@ class Aggregation(Family):
         return word, matching
 
     def unique(self, spec: Spec, graph: CorpusGraph) -> bool:
-        """The start names exactly the spec's items, and exactly its matching ones meet the
-        condition."""
+        """The start names exactly the spec's items, exactly its matching ones meet the
+        condition, and no name a reader may count in the set too meets it."""
         _, items = item_set(graph, spec.start, spec.scope)
-        if spec.condition is not None:
-            matching = [i for i in items if graph.facts.holds(spec.condition, i)]
-        else:
-            matching = [i for i in items if graph.contains(i, spec.pattern)]
-        return items == list(spec.items) and matching == list(spec.matching)
+
+        def meets(doc_id: str) -> bool:
+            if spec.condition is not None:
+                return graph.facts.holds(spec.condition, doc_id)
+            return graph.contains(doc_id, spec.pattern)
+
+        matching = [i for i in items if meets(i)]
+        loose = loose_items(graph, spec.start, spec.scope, items)
+        return (items == list(spec.items) and matching == list(spec.matching)
+                and not any(meets(d) for d in loose))
 
     def together(self, spec: Spec) -> set[str]:
         return set(spec.matching) if spec.operation in ("count", "list") else set()
@@ -194,27 +205,29 @@ class Aggregation(Family):
         if spec.scope == "links2":
             scope = (f"the {nouns} mentioned by the {nouns} that {start} mentions "
                      f"(leaving out {start} and the {nouns} it mentions itself)")
+            intro = (f"{start} mentions some {nouns}, and they mention others. Leaving out "
+                     f"{start} and the {nouns} it mentions itself,")
+            them = f"those other {nouns}"
         else:
             scope = f"the {nouns} that {start} mentions"
+            intro, them = f"{start} mentions a number of {nouns}.", "them"
         cond = (spec.condition.shown if spec.condition
                 else f"whose text contains {q(spec.pattern)}")
-        own = spec.scope == "links"  # the start's own mentions: its title can open the question
-        if spec.operation == "count":
-            frames = [f"Of {scope}, how many are {nouns} {cond}?",
-                      f"Count {scope} {cond}. How many are there?",
-                      f"How many of {scope} are {nouns} {cond}?"]
-            if own:
-                frames.append(f"{start} mentions a number of {nouns}. How many of them are "
-                              f"{nouns} {cond}?")
-            return rng.choice(frames)
-        if spec.operation == "list":
-            frames = [f"Which of {scope} are {nouns} {cond}? List their titles.",
-                      f"Among {scope}, which are {nouns} {cond}? Give their titles."]
-            if own:
-                frames.append(f"{start} mentions several {nouns}. List the titles of those "
-                              f"that are {nouns} {cond}.")
-            return rng.choice(frames)
         which = "latest" if spec.operation == "max" else "earliest"
+        if rng.random() < 0.5:  # the start's title opens half of them
+            ask = {"count": f"how many of {them} are {nouns} {cond}?",
+                   "list": f"which of {them} are {nouns} {cond}? List their titles.",
+                   }.get(spec.operation, f"which of {them} has a subject that {cond} {which}?")
+            if intro.endswith("."):
+                ask = ask[0].upper() + ask[1:]
+            return f"{intro} {ask}"
+        if spec.operation == "count":
+            return rng.choice((f"Of {scope}, how many are {nouns} {cond}?",
+                               f"Count {scope} {cond}. How many are there?",
+                               f"How many of {scope} are {nouns} {cond}?"))
+        if spec.operation == "list":
+            return rng.choice((f"Which of {scope} are {nouns} {cond}? List their titles.",
+                               f"Among {scope}, which are {nouns} {cond}? Give their titles."))
         return rng.choice((f"Of {scope}, whose subject {cond} {which}?",
                            f"Among {scope}, which one's subject {cond} {which}?"))
 

@@ -26,6 +26,17 @@ def item_set(g: CorpusGraph, start: str, scope: str) -> tuple[dict[str, str], li
     return parents, list(parents)
 
 
+def loose_items(g: CorpusGraph, start: str, scope: str, items: Sequence[str]) -> list[str]:
+    """The documents a reader may count in the set too: names the enumerated pages show that
+    `open` does not list as entries (an everyday word such as "foo", a one-word lower-case
+    name the page does not link, a name shared by two documents, read as either). A condition
+    that one of them meets would give that reader another answer, so none may meet it."""
+    ring = list(g.facts.in_order(start))
+    pages = [start] if scope == "links" else ring
+    skip = {start, *ring, *items}
+    return sorted({d for p in pages for d in g.rivals.get(p, ()) if d not in skip})
+
+
 def word_condition(g: CorpusGraph, items: list[str], rng: random.Random, *, op: str, empty: bool,
              forbidden: Sequence[str]) -> tuple[str | None, list[str]]:
     """A word that some of `items` contain as a word (none when `empty`), and those that do."""
