@@ -79,17 +79,21 @@ def without_parenthesis(title: str) -> str:
 
 _QUALIFIER = re.compile(r"[^\W_]+")
 _NOT_QUALIFIERS = frozenset(["born", "died", "active", "fl", "c", "ca"])
+_YEAR = re.compile(r"1[0-9]{3}|20[0-9]{2}")
 
 
 def qualifier_words(title: str) -> frozenset[str]:
     """The words of a title's trailing parenthesis that tell its subject from namesakes
-    ("photographer", "film", "1865", "1906"), lower-cased: not stopwords, "born" or "died"."""
+    ("photographer", "film", "1865", "1906"), lower-cased: not stopwords, "born" or "died".
+    A parenthesis with a year gives only its years: "(American football, born 1956)" says
+    that more than one Steve Johnson played football, and only the year tells them apart."""
     found = _PARENTHETICAL.search(title)
     if not found:
         return frozenset()
     words = _QUALIFIER.findall(found.group(0).lower())
-    return frozenset(w for w in words if w not in STOPWORDS and w not in _NOT_QUALIFIERS
-                     and (len(w) >= 3 or w.isdigit()))
+    years = frozenset(w for w in words if _YEAR.fullmatch(w))
+    return years or frozenset(w for w in words if w not in STOPWORDS
+                              and w not in _NOT_QUALIFIERS and (len(w) >= 3 or w.isdigit()))
 
 
 # how texts say what a parenthesis's role word says: "starring Philippe Chevallier" for
@@ -142,13 +146,27 @@ class NameIndex:
         # a title cut before its parenthesis -> the words of the parenthesis
         self.qualifiers: dict[str, frozenset[str]] = {}
         capitals: dict[str, frozenset[int]] = {}  # a name -> its words every form capitalizes
+        # a title stripped of its parenthesis to one word ("Functions (cgi — ...)"): no name,
+        # but a reader of the page the parenthesis names (the section list of "cgi — ...")
+        # may take the word for it
+        loose: dict[str, set[str]] = {}
+        self.parent: dict[str, str] = {}  # doc_id -> the title its parenthesis gives, as a key
+        self.title_key = {d.doc_id: name_key(d.title) for d in docs}
+        loose_lower: set[str] = set()
         for d in docs:
             stripped = _PARENTHETICAL.sub("", " ".join(d.title.split())).strip(" ,")
             for form in doc_names(d):
                 key = name_key(form)
                 as_written = form != stripped or stripped == " ".join(d.title.split()) or (
                     form in d.aliases)
-                if not self._usable(key, min_chars) or (not as_written and " " not in key):
+                if not self._usable(key, min_chars):
+                    continue
+                if not as_written and " " not in key:
+                    loose.setdefault(key, set()).add(d.doc_id)
+                    paren = _PARENTHETICAL.search(" ".join(d.title.split()))
+                    self.parent[d.doc_id] = name_key(paren.group(0).strip(" ()")) if paren else ""
+                    if not form[:1].isupper():
+                        loose_lower.add(key)
                     continue
                 owners.setdefault(key, set()).add(d.doc_id)
                 upper = frozenset(i for i, w in enumerate(form.split()) if w[:1].isupper())
@@ -161,6 +179,8 @@ class NameIndex:
                     lower.add(key)
         self.qualifiers = {k: v for k, v in self.qualifiers.items() if k not in written and v}
         self.owners = {k: tuple(sorted(v)) for k, v in owners.items()}
+        self.loose_owners = {k: tuple(sorted(v)) for k, v in loose.items()}
+        self.loose_capitalized = frozenset(k for k in loose if k not in loose_lower)
         self.capitalized = frozenset(k for k in self.owners if k not in lower)
         # words after the first that a capitalized name of several words capitalizes: "For
         # More Information" is not the running text's "For more information"
@@ -170,10 +190,10 @@ class NameIndex:
         self.bare = frozenset(k for k in self.owners if k not in written
                               or (k in self.capitalized and _ONE_WORD.fullmatch(k) is not None))
         self._auto = ahocorasick.Automaton(ahocorasick.STORE_ANY)
-        for key in self.owners:
+        for key in {*self.owners, *self.loose_owners}:
             self._auto.add_word(key, key)
         self.common: frozenset[str] = frozenset()
-        if self.owners:
+        if self.owners or self.loose_owners:
             self._auto.make_automaton()
             df: Counter[str] = Counter()
             lower_df: Counter[str] = Counter()
@@ -206,17 +226,24 @@ class NameIndex:
         """Whether another document has the same title (its title alone does not pick it)."""
         return self.titles[name_key(doc.title)] > 1
 
-    def _scan(self, text: str, *, any_case: bool = False) -> list[NameHit]:
-        if not self.owners:
+    def _scan(self, text: str, *, any_case: bool = False, loose: bool = False, src: str = ""
+              ) -> list[NameHit]:
+        """Names in `text` (of document `src`); `loose`: also as a reader may take them (see
+        `find`)."""
+        if not self.owners and not self.loose_owners:
             return []
         low, where = _spaced(fold(text))
         found: list[tuple[int, int, int, str]] = []
         said: set[str] | None = None  # the text's words, read once a qualified name is hit
         for end, key in self._auto.iter(low):
             start = end - len(key) + 1
+            if key not in self.owners and not loose:
+                continue  # a one-word title without its parenthesis: read loosely only
             if start > 0 and (key[0].isalnum() or key[0] == "_") and _word_at(low, start - 1):
                 continue
-            if not any_case and key in self.capitalized and not text[where(start)].isupper():
+            if not any_case and (key in self.capitalized or (
+                    key not in self.owners and key in self.loose_capitalized)) and (
+                    not text[where(start)].isupper()):
                 continue
             if start > 1 and low[start - 1] in "-." and low[start - 2].isalnum():
                 continue  # "spell-checker" has no "checker", "alt.flame" no "flame"
@@ -231,21 +258,25 @@ class NameIndex:
             else:
                 continue
             if low[stop:stop + 1] in ("-", ".") and _word_at(low, stop + 1) and (
-                    key[-1].isalnum()):
-                continue  # "spell" in "spell-checker", "os" in "os.path"
+                    key[-1].isalnum()) and not (loose and low[stop] == "."):
+                continue  # "spell" in "spell-checker", "os" in "os.path" (loosely: a name)
+            if not key[-1].isalnum() and _word_at(low, stop):
+                continue  # the prefix "macro-" in "macro-based"
             if not any_case and key in self.capital_words:
                 said_words = text[where(start):where(stop - 1) + 1].split()
                 if len(said_words) == len(key.split()) and not all(
                         said_words[i][:1].isupper() for i in self.capital_words[key]):
                     continue
-            if key in self.bare and _inside_longer(text, where(start), where(stop - 1) + 1,
-                                                   possessive="'" in suffix or "’" in suffix):
+            if not loose and key in self.bare and _inside_longer(
+                    text, where(start), where(stop - 1) + 1,
+                    possessive="'" in suffix or "’" in suffix):
                 continue
-            if key in self.qualifiers:
+            qualifiers = None if loose else self.qualifiers.get(key)
+            if qualifiers:
                 if said is None:
                     said = set(_QUALIFIER.findall(low))
                     said |= {w[:5] for w in said if len(w) >= 5}
-                if not any(tells(w, said) for w in self.qualifiers[key]):
+                if not any(tells(w, said) for w in qualifiers):
                     continue  # "Nemai Ghosh, a Bengali director" is not the photographer
             found.append((start, stop, len(suffix), key))
         # the longest at each place; of two as long, the name as written over an inflected one
@@ -255,7 +286,13 @@ class NameIndex:
         for start, stop, _, key in found:
             if start < reach:
                 continue  # inside a longer name
-            docs = self.owners[key]
+            docs = self.owners.get(key, ())
+            if loose and key in self.loose_owners:  # sections of `src`, named on its page
+                parent = self.title_key.get(src, "")
+                docs = tuple(sorted({*docs, *(d for d in self.loose_owners[key]
+                                              if parent and self.parent[d] == parent)}))
+                if not docs:
+                    continue
             at = where(start)
             hits.append(NameHit(doc=docs[0] if len(docs) == 1 else "",
                                 surface=" ".join(text[at:where(stop - 1) + 1].split()),
@@ -264,11 +301,15 @@ class NameIndex:
             reach = stop
         return hits
 
-    def find(self, text: str, *, exclude: str = "") -> list[NameHit]:
+    def find(self, text: str, *, exclude: str = "", loose: bool = False) -> list[NameHit]:
         """The names in `text`, in text order, longest first where they overlap; a name of
-        `exclude` (the text's own document) is left out."""
+        `exclude` (the text's own document) is left out. `loose`: every document a reader
+        may take a name for, for the checks that an answer holds either way: a name inside a
+        longer capitalized one ("VAX" in "DEC VAX"), a title stripped of its parenthesis
+        without a word of it nearby (a namesake), or stripped to one word on the page its
+        parenthesis names ("Functions" on the cgi page for "Functions (cgi — ...)")."""
         out = []
-        for hit in self._scan(text):
+        for hit in self._scan(text, loose=loose, src=exclude):
             if exclude and exclude in hit.docs:
                 continue
             out.append(NameHit(doc=hit.doc, surface=hit.surface, start=hit.start,

@@ -23,6 +23,8 @@ Steps, in order (a trajectory leaves at the first step that drops it):
 6. pattern turns (`pattern_turns`): the caps hold on what a trainer reads, unweighted: turns
    whose own text carries a pattern still above the cap in the trained turns of the kept
    trajectories become context only, worst-ranked trajectories first (see filters/turn_caps.py);
+   a pattern of `never_trained` (the search that pastes the whole question) is context only
+   wherever it is carried;
 7. pattern weights (`pattern_weights`, off by default; trainers such as TRL ignore sample
    weights): a pattern left above the cap is capped in the weighted set instead: its
    carriers' weights are scaled down until its weighted share is at most `pattern_cap`, never
@@ -46,6 +48,7 @@ from hopforge.corpus.tools import is_final
 from hopforge.filters.dedup import Embedder, near_duplicate_questions, near_duplicate_trajectories
 from hopforge.filters.records import Decision, Score
 from hopforge.filters.style import (
+    COPY_PATTERN,
     Features,
     StyleConfig,
     StyleProfile,
@@ -54,7 +57,7 @@ from hopforge.filters.style import (
     fit_style,
     trajectory_style,
 )
-from hopforge.filters.turn_caps import cap_turns
+from hopforge.filters.turn_caps import cap_turns, untrained
 from hopforge.synth.annotate import label_trajectory, tool_calls, useful_share
 from hopforge.synth.records import Question, Trajectory
 from pydantic import Field
@@ -76,6 +79,9 @@ class FilterConfig:
         0.25, "step 4: the most of the trajectories reaching it that the caps may remove")
     pattern_turns: bool = Field(default=True, strict=True, description=(
         "step 6: turns carrying a pattern still over the cap become context only"))
+    never_trained: tuple[str, ...] = Field(default=(COPY_PATTERN,), description=(
+        "step 6: patterns no trained turn carries: every turn with one is context only (a "
+        "search that pastes the whole question: the agent prompt asks for keyword queries)"))
     pattern_weights: bool = Field(default=False, strict=True, description=(
         "step 7: down-weight the carriers of what is still over the cap"))
     balance_ratio: float = amount(3.0, "step 5: the largest group over the smallest (0: off)")
@@ -327,6 +333,11 @@ def select(
                                         style=config.style)
         reason.update(capped_out)
         kept = [tid for tid in kept if tid not in capped_out]
+    if config.never_trained:
+        banned = untrained(kept, by_tid, questions, scores, config.never_trained,
+                           style=config.style)
+        context = {tid: tuple(sorted({*context.get(tid, ()), *banned.get(tid, ())}))
+                   for tid in {*context, *banned}}
     weights = {tid: style_weight(styles[tid].score if tid in styles else 0.0, config)
                for tid in kept}
     capped = cap_weights(kept, styles, weights, config) if config.pattern_weights else {}

@@ -90,6 +90,22 @@ def cap_turns(
     return context, dropped
 
 
+def untrained(kept: Sequence[str], trajectories: Mapping[str, Trajectory],
+              questions: Mapping[str, Question], scores: Mapping[str, Score],
+              patterns: Sequence[str], *, style: StyleConfig) -> dict[str, tuple[int, ...]]:
+    """tid -> the trained turns (by `Turn.index`) that carry one of `patterns`, which no
+    trainer may learn (a recovery too: other runs teach the recovery without the habit)."""
+    out: dict[str, tuple[int, ...]] = {}
+    for tid in kept:
+        t = trajectories[tid]
+        turns = trained_turns(t, scores.get(tid))
+        found = trained_patterns(t, _question(questions, t), turns, patterns, style)
+        hits = tuple(t.turns[i].index for i, ps in found.items() if ps)
+        if hits:
+            out[tid] = hits
+    return out
+
+
 def _kept_trained(turn: Turn) -> bool:
     """A turn no style cap makes context: a recovery (a working call after a fault) or the final
     answer (without it a row never shows how a search ends)."""

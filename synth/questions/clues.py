@@ -78,6 +78,7 @@ class FactBook:
                     self.categories.setdefault(doc_id, set()).add(f.value.lower())
         self._mentioned: dict[str, set[str]] = {}
         self._named_as: dict[str, set[tuple[str, str]]] = {}
+        self._written: dict[str, set[str]] = {}
         self._order: dict[str, list[str]] = {}
         self._share: float | None = None
 
@@ -124,6 +125,15 @@ class FactBook:
                 doc.text, exclude=doc_id) if h.doc and self.names.follows(h, doc_id)}
         return self._named_as[doc_id]
 
+    def written(self, doc_id: str) -> set[str]:
+        """The name keys of every name `doc_id`'s text writes, followable or not (an everyday
+        word, an unlinked one-word name, a name two documents share): what a reader sees."""
+        if doc_id not in self._written:
+            doc = self.docs[doc_id]
+            self._written[doc_id] = {h.key for h in self.names.find(doc.text, exclude=doc_id,
+                                                                    loose=True)}
+        return self._written[doc_id]
+
     def quoted(self, fact: Fact) -> str:
         """The name an entity clue quotes for `fact`, as the text writes it: the target's title,
         the title without its parenthesis (a name of the target alone, or the name index would
@@ -138,10 +148,13 @@ class FactBook:
             return cut
         return next((n for n in doc_names(target) if name_key(n) == key), fact.value)
 
-    def holds(self, clue: Clue, doc_id: str, *, every: bool = False) -> bool:
+    def holds(self, clue: Clue, doc_id: str, *, every: bool = False, loose: bool = False
+              ) -> bool:
         """Whether document `doc_id` passes `clue`'s test: a date or number clue when one of
         the years or quantities it states for the relation or unit lies within the bounds
-        (`every`: when all of them do, so that no figure of the text contradicts it)."""
+        (`every`: when all of them do, so that no figure of the text contradicts it); an
+        entity clue when the text names the target where a reader can follow it, or
+        (`loose`: as a reader may take it) writes the name at all."""
         test = all if every else any
         if clue.kind == "date":
             years = self.dates.get(doc_id, {}).get(clue.key, [])
@@ -153,6 +166,8 @@ class FactBook:
             return clue.key in self.categories.get(doc_id, set())
         if clue.kind == "entity":  # by the name the clue quotes (a title: also without its
             names = {name_key(clue.key), name_key(without_parenthesis(clue.key))}  # parenthesis)
+            if loose:
+                return bool(names & self.written(doc_id))
             return any(d == clue.target and k in names for d, k in self.named_as(doc_id))
         return matches(self.docs[doc_id].text, clue.value)
 
@@ -169,7 +184,7 @@ class FactBook:
         if clue.kind == "entity" and clue.target in rivals:
             return False
         return self.holds(clue, doc_id, every=True) and not any(
-            self.holds(clue, r) for r in rivals)
+            self.holds(clue, r, loose=True) for r in rivals)
 
     def clues(self, doc_id: str, *, hidden: Iterable[str] = ()) -> list[Clue]:
         """Every clue `doc_id`'s own facts give, best kinds first (see PREFERENCE); an entity

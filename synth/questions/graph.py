@@ -94,7 +94,8 @@ class CorpusGraph:
         """The documents a walk may take from `doc`; `rivals[doc]` gets every one a reader
         could take a name of its text for."""
         hits = self.names.find(doc.text, exclude=doc.doc_id)
-        self.rivals[doc.doc_id] = list(dict.fromkeys(d for h in hits for d in h.docs
+        seen = self.names.find(doc.text, exclude=doc.doc_id, loose=True)
+        self.rivals[doc.doc_id] = list(dict.fromkeys(d for h in seen for d in h.docs
                                                      if d != doc.doc_id))
         if any(not h.doc or h.doc in self.shared for h in hits):
             self.unclear.add(doc.doc_id)

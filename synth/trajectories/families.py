@@ -43,6 +43,14 @@ class Notebook:
     hits: list[str] = field(default_factory=list)
     left: list[str] = field(default_factory=list)
     ruled_out: int = 0  # candidates a tool result showed not to match
+    told: int = 0  # facts the thoughts have stated (the rest were learned since the last one)
+
+    def fresh(self) -> list[Note]:
+        """The facts learned since the last thought, which the next one states: a later row
+        may show the page they came from cut down to a pointer, never this thought."""
+        new = self.facts[self.told:]
+        self.told = len(self.facts)
+        return [("known", {"known": [f for f, _ in new[-2:]]})] if new else []
 
     def notes(self) -> list[Note]:
         """The state as note lines for the next thought."""
@@ -109,6 +117,7 @@ class Plans:
             wrong_candidate, max_wrong, early_answer)
         self.names = index_for(self.docs)
         reader.state = self.book.notes
+        reader.fresh = self.book.fresh
 
     # -- helpers --------------------------------------------------------------------------------
 

@@ -92,6 +92,7 @@ class Reader:
     queries: list[str] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)  # what the next thought reports first
     state: Any = None  # a callable giving the state notes (known, open, tally)
+    fresh: Any = None  # a callable giving the facts learned since the last thought
     sent: Counter[str] = field(default_factory=Counter)  # normalized call -> times sent
     tried: set[tuple[str, int]] = field(default_factory=set)  # (normalized query, k) searched
     found: dict[str, list[str]] = field(default_factory=dict)  # doc_id -> find results shown
@@ -105,6 +106,9 @@ class Reader:
         rng = self.speaker.rng  # the wording stream: what it mentions, never what it does
         rate = 1.0 if self.speaker.style.voice.name == "house" else 0.6  # the house recaps always
         kept = [rng.choice(state)] if state and rng.random() < rate else []  # one thing it knows
+        fresh = list(self.fresh()) if self.fresh is not None else []
+        if fresh:  # what it just learned, said at once (and not a second time as the recap)
+            kept = [*fresh, *(n for n in kept if n[0] != "known")]
         notes = [*self.notes, *kept]
         self.notes = []
         return self.speaker.say(situation, notes, **slots)

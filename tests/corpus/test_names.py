@@ -152,3 +152,19 @@ def test_where_documents_link_a_lower_case_word_names_only_what_its_authors_link
     plain = NameIndex([Document(doc_id=d.doc_id, title=d.title, text=d.text, source="t")
                        for d in linked], min_common_docs=100)
     assert [h.doc for h in plain.entries(text, exclude="t")] == ["c", "u"]
+
+
+def test_a_title_disambiguated_by_a_year_names_its_subject_only_beside_that_year() -> None:
+    """"Steve Johnson (American football, born 1956)": the parenthesis says other Steve
+    Johnsons played football, so a football page's "Steve Johnson", a 2007 senior, is not
+    the coach born in 1956; a page that gives the year is."""
+    docs = [_doc("coach", "Steve Johnson (American football, born 1956)"),
+            _doc("team", "2007 Wildcats",
+                 "The 2007 football team was led by seniors Steve Johnson and Andre Woodson."),
+            _doc("school", "Bethel", "Its football coach Steve Johnson (born 1956) came in 1989."),
+            _doc("poet", "Edsel Ford (poet)"),
+            _doc("book", "A Book", "The poet Edsel Ford wrote it.")]
+    index = NameIndex(docs)
+    assert index.mentioned(docs[1].text, exclude="team") == []
+    assert index.mentioned(docs[2].text, exclude="school") == ["coach"]
+    assert index.mentioned(docs[4].text, exclude="book") == ["poet"]  # a word of its role

@@ -192,6 +192,8 @@ def test_scripted_teacher_habits_show_up_and_are_reduced(
         assert f["share_after"] <= 0.88 * f["share_before"], f
         assert f["trained_share_before"] >= 0.5, f
     assert all(f["trained_share_after"] <= config.pattern_cap + 1e-9 for f in prints)
+    copied = next(f for f in prints if f["pattern"] == "query:copies-question")
+    assert copied["trained_share_before"] >= 0.5 and copied["trained_share_after"] == 0.0
     before = sum(f["share_before"] for f in top)
     assert sum(f["share_after"] for f in top) <= 0.87 * before  # removal has a budget ...
     b_, a_ = report["before"], report["after"]

@@ -111,3 +111,32 @@ def test_build_toml_tables_accept_the_new_keys(tmp_path: Path) -> None:
     assert config.stages["score"].pair_margin == 0.8
     assert config.stages["export"].max_seq_tokens == 8192
     assert config.stages["export"].tokenizer == "some/tokenizer"
+
+
+def test_a_search_that_pastes_the_question_is_never_trained(build: BuildDir) -> None:
+    """Every kept run's search that copies the question (by the independent word-share rule
+    below) is context only; with `never_trained` empty some stay trained."""
+    import re
+
+    qs = {q["qid"]: Question.from_row(q) for q in read_parts(build.questions)}
+    runs = {t.tid: t for t in _labelled(build)}
+
+    def pasted(tid: str, decision: Decision) -> list[int]:
+        """Trained turns whose search holds 70% or more of the question's words."""
+        t = runs[tid]
+        asked = set(re.findall(r"\w+", qs[t.qid].question.lower()))
+        out = []
+        for turn in t.turns:
+            query = (turn.call.arguments.get("query") if turn.call is not None
+                     and turn.call.name == "search" else None)
+            if not isinstance(query, str) or turn.index in decision.context_turns:
+                continue
+            if len(set(re.findall(r"\w+", query.lower())) & asked) >= 0.7 * len(asked):
+                out.append(turn.index)
+        return out
+
+    _, decisions = _filter(build, FilterConfig())
+    kept = {tid: d for tid, d in decisions.items() if d.kept}
+    assert kept and not any(pasted(tid, d) for tid, d in kept.items())
+    _, decisions = _filter(build, FilterConfig(never_trained=()))
+    assert any(pasted(tid, d) for tid, d in decisions.items() if d.kept)

@@ -127,11 +127,33 @@ class Reader:
             for form, cut in _variants(d["title"], d.get("aliases") or ()):
                 words = tuple(w.lower() for w in _WORDS.findall(form))
                 if cut and paren and words in self.table and words not in whole:
-                    self.tells[words] = {
-                        w for w in re.split(r"[\W_]+", paren.group(1).lower())
+                    said = re.split(r"[\W_]+", paren.group(1).lower())
+                    years = {w for w in said if re.fullmatch(r"1\d{3}|20\d{2}", w)}
+                    self.tells[words] = years or {  # a year alone tells namesakes apart
+                        w for w in said
                         if w and (w.isdigit() or len(w) > 2) and w not in STOPWORDS
                         and w not in ("born", "died", "active")}
         self.tells = {k: v for k, v in self.tells.items() if v}
+        # a title cut to one word ("Functions" of "Functions (cgi ...)"): no name, but read
+        # loosely on the page its parenthesis names (the cgi page's list of sections)
+        self.loose_table: dict[tuple[str, ...], set[str]] = defaultdict(set)
+        self.parent: dict[str, str] = {}
+        self.loose_capital: set[tuple[str, ...]] = set()
+        for d in self.docs.values():
+            paren = re.search(r"\(([^()]*)\)\s*$", d["title"])
+            cut = " ".join(re.sub(r"\s*\([^()]*\)\s*$", "", d["title"]).split()).strip(" ,")
+            words = tuple(w.lower() for w in _WORDS.findall(cut))
+            if not paren or len(cut.split()) != 1 or len(cut) < 3 or not words or any(
+                    " ".join(f.split()).lower() == cut.lower()
+                    for f in (d["title"], *(d.get("aliases") or ()))):
+                continue
+            if all(w in STOPWORDS for w in words) or not any(c.isalpha() for c in cut):
+                continue
+            self.loose_table[words].add(d["doc_id"])
+            self.forms[words].add(cut.lower())
+            self.parent[d["doc_id"]] = " ".join(paren.group(1).split()).lower()
+            if cut[:1].isupper():
+                self.loose_capital.add(words)
         self.capital = {k for k in self.table if k not in lower}
         self.caps = {k: v for k, v in caps.items() if k in self.capital and v}
         self.alone = {k for k in self.table if k not in whole or (k in self.capital and len(k) == 1)}
@@ -153,8 +175,11 @@ class Reader:
             k for k in self.capital if low_df[k] >= lower_docs} | {
             k for k, n in df.items() if n > everyday and len(k) == 1 and k not in self.capital}
 
-    def _scan(self, text: str, *, any_case: bool = False) -> list[tuple[tuple[str, ...], str]]:
-        """(name words, surface) of the names in `text`, longest first at each place."""
+    def _scan(self, text: str, *, any_case: bool = False, loose: bool = False
+              ) -> list[tuple[tuple[str, ...], str]]:
+        """(name words, surface) of the names in `text`, longest first at each place;
+        `loose`: also inside longer capitalized names, namesakes, and titles cut to one
+        word where the text says a word of their parenthesis."""
         spans = [(m.start(), m.end(), m.group(0)) for m in _WORDS.finditer(text)]
         vocabulary = {w.lower() for _, _, w in spans}
         out = []
@@ -175,15 +200,21 @@ class Reader:
                     joined = (begin > 0 and text[begin - 1] == "·") or (  # "go's@·tee"
                         begin > 1 and text[begin - 1] in "-." and text[begin - 2].isalnum()) or (
                         text[end:end + 1] in ("-", ".") and re.match(r"\w", text[end + 1:end + 2])
-                        is not None and bool(key) and key[-1][-1:].isalnum())
+                        is not None and bool(key) and key[-1][-1:].isalnum()
+                        and not (loose and text[end] == ".")) or (
+                        bool(key) and not key[-1][-1:].isalnum()  # "macro-" in "macro-based"
+                        and re.match(r"\w", text[end:end + 1]) is not None)
                     if key and key in self.caps and not any_case and not all(
                             words[j][:1].isupper() for j in self.caps[key]):
                         continue  # "For more information" is not "For More Information"
-                    if key and not joined and key in self.table and (
+                    only_loose = loose and key not in self.table and key in self.loose_table
+                    if only_loose and key in self.loose_capital and not words[0][:1].isupper():
+                        continue
+                    if key and not joined and (key in self.table or only_loose) and (
                             any_case or key not in self.capital or words[0][:1].isupper()
-                    ) and self._written(surface, key) and not (
-                            key in self.alone and self._in_longer(text, spans, i, i + n)) and (
-                            key not in self.tells or any(
+                    ) and self._written(surface, key) and (loose or not (
+                            key in self.alone and self._in_longer(text, spans, i, i + n))) and (
+                            loose or key not in self.tells or any(
                                 _says(w, vocabulary) for w in self.tells[key])):
                         hit = (key, surface, n)
                         break
@@ -233,14 +264,32 @@ class Reader:
             out[owners[0]] = None
         return list(out)
 
+    def shown(self, doc_id: str) -> list[str]:
+        """Every document a name in `doc_id`'s text may be taken for (a name two documents
+        share: both), in order."""
+        out: dict[str, None] = {}
+        for key, _ in self._scan(self.docs[doc_id]["text"], loose=True):
+            owners = {*self.table.get(key, ()), *self._sections(key, doc_id)}
+            if doc_id in owners:
+                continue
+            for d in sorted(owners):
+                out[d] = None
+        return list(out)
+
+    def _sections(self, key: tuple[str, ...], doc_id: str) -> set[str]:
+        """The documents titled `key` and a parenthesis that is `doc_id`'s title."""
+        title = " ".join(self.docs[doc_id]["title"].split()).lower()
+        return {d for d in self.loose_table.get(key, ()) if self.parent[d] == title}
+
     def referenced(self, doc_id: str, key: tuple[str, ...], target: str) -> bool:
         """Where documents link (a glossary's cross-references), a one-word lower-case name
         refers to its document only when `doc_id` links to it."""
         return not (self.links and len(key) == 1 and key not in self.capital
                     and target not in self.links.get(doc_id, ()))
 
-    def holds(self, clue: Mapping[str, Any], doc_id: str) -> bool:
-        """Whether `doc_id` meets `clue` (a `fact` or `condition` row) by the reader's rules."""
+    def holds(self, clue: Mapping[str, Any], doc_id: str, *, loose: bool = False) -> bool:
+        """Whether `doc_id` meets `clue` (a `fact` or `condition` row) by the reader's rules;
+        `loose`: an entity clue by any name its text writes, as a reader may take it."""
         text = self.docs[doc_id]["text"]
         kind, key = clue["kind"], (clue.get("key") or "").lower()
         low, high = clue.get("low"), clue.get("high")
@@ -282,6 +331,10 @@ class Reader:
             quoted = clue.get("key") or ""  # trailing parenthesis
             forms = {tuple(w.lower() for w in _WORDS.findall(f)) for f in (
                 quoted, re.sub(r"\s*\([^()]*\)\s*$", "", quoted))}
+            if loose:
+                return any(words in forms for words, _ in self._scan(text, loose=True)
+                           if (set(self.table.get(words, ())) | self._sections(words, doc_id))
+                           and doc_id not in self.table.get(words, ()))
             return any(words in forms and self.table[words] == [clue["target"]]
                        and self.referenced(doc_id, words, clue["target"])
                        for words, _ in self._scan(text) if doc_id not in self.table[words])
@@ -407,17 +460,21 @@ def rederive(q: Mapping[str, Any], reader: Reader) -> tuple[str, str]:
     title = {d: r["title"] for d, r in reader.docs.items()}
     for s in steps:
         if s["relation"] in ("link", "compare") and s.get("fact"):
-            rivals = reader.named(s["via"])
-            picked = [d for d in rivals if reader.holds(s["fact"], d)]
+            rivals = reader.shown(s["via"])  # the step's own strictly, the rest as read loosely
+            picked = [d for d in rivals if reader.holds(s["fact"], d, loose=d != s["doc"])]
             if picked != ([s["doc"]] if s["doc"] else []):
                 return "", f"step to {s['doc'] or 'nothing'} picks {picked}"
     if family == "aggregation":  # a reader who counts every name the pages show agrees
         cond = spec.get("condition") or {"kind": "phrase", "value": spec["pattern"]}
         if spec.get("operation") in ("max", "min"):
             cond = {"kind": "date", "key": cond["key"]}
-        met = [d for d in _unlisted(spec, reader) if reader.holds(cond, d)]
+        met = [d for d in _unlisted(spec, reader) if reader.holds(cond, d, loose=True)]
         if met:
             return "", f"{title[met[0]]}, named but not listed, meets the condition"
+        either = [i for i in _items(spec, reader)
+                  if reader.holds(cond, i) != reader.holds(cond, i, loose=True)]
+        if either:
+            return "", f"{title[either[0]]} meets the condition only as read loosely"
     if q["kind"] == "unanswerable" or spec.get("answer_type") == "not_found":
         if family == "aggregation":
             items = _items(spec, reader)
@@ -488,8 +545,14 @@ def _items(spec: Mapping[str, Any], reader: Reader) -> list[str]:
 
 def _unlisted(spec: Mapping[str, Any], reader: Reader) -> list[str]:
     """What the set's pages name but `open` does not list (everyday words, unlinked one-word
-    names): documents a reader may count in the set too."""
+    names, shared titles): documents a reader may count in the set too. For two rings, such a
+    name on the start's page may be read as one of the first ring: its names count, and it
+    leaves the set."""
     ring = reader.named(spec["start"], walkable=True)
-    pages = [spec["start"]] if spec["scope"] == "links" else ring
-    skip = {spec["start"], *ring, *_items(spec, reader)}
-    return [d for p in pages for d in reader.named(p) if d not in skip]
+    unsure = ([] if spec["scope"] == "links" else
+              [d for d in reader.shown(spec["start"]) if d not in ring])
+    pages = [spec["start"]] if spec["scope"] == "links" else ring + unsure
+    certain = set(_items(spec, reader)) - set(unsure)
+    skip = {spec["start"], *ring, *certain}
+    return list(dict.fromkeys([d for p in pages for d in reader.shown(p) if d not in skip]
+                              + [d for d in unsure if d not in skip]))

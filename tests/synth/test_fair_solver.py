@@ -220,3 +220,28 @@ def test_the_tool_s_own_lines_are_no_page_text() -> None:
     assert page_body(shown).split() == ["The", "suits", "protect", "themselves."]
     assert "open" not in page_body("x [doc_id: 1] page 1 (pages 0-1)\n\nCompare Conway's Law."
                                    "\n\n(end of document)")
+
+
+def test_a_year_read_is_stated_while_its_result_is_still_shown(
+        wiki: Searcher, wiki_generated: list[Question]) -> None:
+    """A compared side's year is stated in a thought while the result that first showed it
+    is still shown in full (the last `keep_results` results): later, when that result is cut
+    down to a pointer, a row still shows the fact in the run's own words before the turn that
+    compares the two."""
+    comparisons = [q for q in wiki_generated if q.kind == "comparison"]
+    assert comparisons
+    runs = solve(comparisons, wiki, faults=0.0)
+    keep = TrajectoryConfig().keep_results
+    checked = 0
+    for t, q in zip(runs, [q for q in comparisons for _ in range(2)], strict=True):
+        for side in (s for s in q.spec.steps if s.relation == "compare"):  # type: ignore[union-attr]
+            year = re.compile(rf"\b{re.escape(side.value)}\b")
+            shown = [i for i, x in enumerate(t.turns) if x.call is not None
+                     and x.call.arguments.get("doc_id") == side.doc
+                     and year.search(x.result or "")]
+            if not shown:
+                continue
+            checked += 1
+            later = [x.thought for x in t.turns[shown[0] + 1:shown[-1] + 1 + keep]]
+            assert any(year.search(x) for x in later), (q.question, side.value, later)
+    assert checked >= len(comparisons)

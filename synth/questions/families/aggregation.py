@@ -114,8 +114,9 @@ class Aggregation(Family):
             matching = [i for i in items if s.book.holds(c, i)]
             if c.kind == "entity" and c.target in items:
                 continue  # the named entry is an item: its own text holds its name
-            if any(s.book.holds(c, d) for d in loose):
-                continue  # a reader counting that name in the set gets another answer
+            if any(s.book.holds(c, d, loose=True) for d in loose) or any(
+                    s.book.holds(c, i, loose=True) != (i in matching) for i in items):
+                continue  # a reader counting a name the text writes gets another answer
             if fits_op(op, len(matching), n, empty):
                 if op in ("count", "list") and not empty and not blurred(s, c, len(matching)):
                     continue  # one search for the condition would list the matching items
@@ -141,18 +142,20 @@ class Aggregation(Family):
 
     def unique(self, spec: Spec, graph: CorpusGraph) -> bool:
         """The start names exactly the spec's items, exactly its matching ones meet the
-        condition, and no name a reader may count in the set too meets it."""
+        condition, read strictly or as a reader may take the names the texts write, and no
+        document a reader may count in the set too meets it."""
         _, items = item_set(graph, spec.start, spec.scope)
 
-        def meets(doc_id: str) -> bool:
+        def meets(doc_id: str, loose: bool = False) -> bool:
             if spec.condition is not None:
-                return graph.facts.holds(spec.condition, doc_id)
+                return graph.facts.holds(spec.condition, doc_id, loose=loose)
             return graph.contains(doc_id, spec.pattern)
 
         matching = [i for i in items if meets(i)]
-        loose = loose_items(graph, spec.start, spec.scope, items)
+        unsure = loose_items(graph, spec.start, spec.scope, items)
         return (items == list(spec.items) and matching == list(spec.matching)
-                and not any(meets(d) for d in loose))
+                and not any(meets(d, loose=True) for d in unsure)
+                and all(meets(i, loose=True) == (i in matching) for i in items))
 
     def together(self, spec: Spec) -> set[str]:
         return set(spec.matching) if spec.operation in ("count", "list") else set()

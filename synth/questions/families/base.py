@@ -285,10 +285,11 @@ class Families:
 
 def picked(graph: CorpusGraph, step: Step) -> bool:
     """Whether the step's clue picks exactly `step.doc` among every document `step.via`
-    names (none, for an unanswerable step)."""
+    names (none, for an unanswerable step); a rival fails an entity clue only when its text
+    does not write the name at all."""
     rivals = graph.rivals[step.via]
-    if step.fact is not None:
-        having = [d for d in rivals if graph.facts.holds(step.fact, d)]
+    if step.fact is not None:  # a rival as a reader may take it, the step's own as it is
+        having = [d for d in rivals if graph.facts.holds(step.fact, d, loose=d != step.doc)]
     else:
         having = [d for d in rivals if graph.contains(d, step.phrase)]
     return having == ([step.doc] if step.doc else [])

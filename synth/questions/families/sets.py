@@ -27,14 +27,21 @@ def item_set(g: CorpusGraph, start: str, scope: str) -> tuple[dict[str, str], li
 
 
 def loose_items(g: CorpusGraph, start: str, scope: str, items: Sequence[str]) -> list[str]:
-    """The documents a reader may count in the set too: names the enumerated pages show that
-    `open` does not list as entries (an everyday word such as "foo", a one-word lower-case
-    name the page does not link, a name shared by two documents, read as either). A condition
-    that one of them meets would give that reader another answer, so none may meet it."""
+    """The documents a reader may count in the set or leave out of it, against `items`: names
+    the pages show that `open` does not list (an everyday word such as "foo", a one-word
+    lower-case name the page does not link, a name two documents share). For `links2`, such a
+    name on the start's page may be taken for one of the first ring, whose names then count
+    and which itself leaves the set. A condition one of them meets would give that reader
+    another answer, so none may meet it."""
     ring = list(g.facts.in_order(start))
-    pages = [start] if scope == "links" else ring
-    skip = {start, *ring, *items}
-    return sorted({d for p in pages for d in g.rivals.get(p, ()) if d not in skip})
+    if scope == "links":
+        pages, unsure = [start], set()
+    else:
+        unsure = {d for d in g.rivals.get(start, ()) if d != start and d not in ring}
+        pages = ring + sorted(unsure)
+    certain = set(items) - unsure
+    return sorted(({d for p in pages for d in g.rivals.get(p, ())} | unsure)
+                  - {start, *ring} - certain)
 
 
 def word_condition(g: CorpusGraph, items: list[str], rng: random.Random, *, op: str, empty: bool,
