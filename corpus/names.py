@@ -301,15 +301,18 @@ class NameIndex:
             reach = stop
         return hits
 
-    def find(self, text: str, *, exclude: str = "", loose: bool = False) -> list[NameHit]:
+    def find(self, text: str, *, exclude: str = "", loose: bool = False,
+             any_case: bool = False) -> list[NameHit]:
         """The names in `text`, in text order, longest first where they overlap; a name of
         `exclude` (the text's own document) is left out. `loose`: every document a reader
         may take a name for, for the checks that an answer holds either way: a name inside a
         longer capitalized one ("VAX" in "DEC VAX"), a title stripped of its parenthesis
         without a word of it nearby (a namesake), or stripped to one word on the page its
-        parenthesis names ("Functions" on the cgi page for "Functions (cgi — ...)")."""
+        parenthesis names ("Functions" on the cgi page for "Functions (cgi — ...)").
+        `any_case`: in whatever case the text writes a name ("command line" for the section
+        "Command line")."""
         out = []
-        for hit in self._scan(text, loose=loose, src=exclude):
+        for hit in self._scan(text, loose=loose, src=exclude, any_case=any_case):
             if exclude and exclude in hit.docs:
                 continue
             out.append(NameHit(doc=hit.doc, surface=hit.surface, start=hit.start,

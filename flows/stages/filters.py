@@ -37,7 +37,7 @@ from hopforge.filters.records import Score
 from hopforge.filters.report import filter_report, score_report
 from hopforge.filters.select import FilterConfig, filter_trajectories
 from hopforge.synth.records import Question, Trajectory
-from hopforge.synth.reward import says_not_found
+from hopforge.synth.reward import NONE, normalize_answer, says_not_found
 from hopforge.synth.teacher.chat import ChatModel
 from hopforge.synth.teacher.recording import ENV_RECORD, Recorder
 from hopforge.synth.teacher.wire import api_key_from
@@ -309,9 +309,9 @@ def default_embedder(build: BuildDir) -> Embedder | None:
 
 def unsettled_answers(docs: Sequence[Document], trajs: Sequence[Trajectory],
                       questions: dict[str, Question]) -> dict[str, str]:
-    """tid -> why, for runs that answered "not found" before ruling out every candidate their
-    pages showed (`fairness.choices`), or on a list question (whose finding is "none"): a
-    give-up, not a finding, so never a trained answer."""
+    """tid -> why, for runs that answered "not found" (or "none") before ruling out every
+    candidate their pages showed (`fairness.choices`), or "not found" on a list question
+    (whose finding is "none"): a give-up, not a finding, so never a trained answer."""
     said = [t for t in trajs if says_not_found(t.final_answer)]
     if not said or not docs:
         return {}
@@ -319,8 +319,9 @@ def unsettled_answers(docs: Sequence[Document], trajs: Sequence[Trajectory],
     out = {}
     for t in said:
         q = questions.get(t.qid)
-        if q and q.spec and q.spec.operation == "list":  # a list's finding is "none": this
-            out[t.tid] = "not found on a list: a give-up"  # gave up on a page or a member
+        if q and q.spec and q.spec.operation == "list" and (  # a list's finding is "none":
+                normalize_answer(t.final_answer) != NONE):  # any other "not found" gave up
+            out[t.tid] = "not found on a list: a give-up"  # on a page or a member
             continue
         skipped = [c for c in choices(t, q.spec, names) if c.skipped] if q and q.spec else []
         if skipped:

@@ -17,6 +17,7 @@ passes its test and no rival does. The tests read the facts of synth/questions/f
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
@@ -35,6 +36,7 @@ from hopforge.synth.questions.facts import (
 from hopforge.synth.records import Clue, Fact
 
 PREFERENCE = ("date", "entity", "number", "category", "phrase")
+MIN_TAGGED = 3  # documents that must carry a category for it to be one
 
 
 def happening(key: str) -> bool:
@@ -55,7 +57,13 @@ class FactBook:
                  facts: dict[str, list[Fact]] | None = None) -> None:
         self.docs = {d.doc_id: d for d in docs}
         self.names = names
-        self.facts = facts if facts is not None else extract_all(docs, names)
+        found = facts if facts is not None else extract_all(docs, names)
+        # a category is a kind several documents share ("[IBM]", "<programming>"); a bracket
+        # one or two documents open with is a note ("[from Virtual Address eXtension]")
+        tagged = Counter(v for fs in found.values()
+                         for v in {f.value.lower() for f in fs if f.kind == "category"})
+        self.facts = {d: [f for f in fs if f.kind != "category"
+                          or tagged[f.value.lower()] >= MIN_TAGGED] for d, fs in found.items()}
         self.dates: dict[str, dict[str, list[int]]] = {}
         self.numbers: dict[str, dict[str, list[float]]] = {}
         self.categories: dict[str, set[str]] = {}
@@ -127,11 +135,14 @@ class FactBook:
 
     def written(self, doc_id: str) -> set[str]:
         """The name keys of every name `doc_id`'s text writes, followable or not (an everyday
-        word, an unlinked one-word name, a name two documents share): what a reader sees."""
+        word, an unlinked one-word name, a name two documents share), a name of several words
+        in any case: what a reader may take for a mention."""
         if doc_id not in self._written:
             doc = self.docs[doc_id]
-            self._written[doc_id] = {h.key for h in self.names.find(doc.text, exclude=doc_id,
-                                                                    loose=True)}
+            self._written[doc_id] = {h.key for h in self.names.find(
+                doc.text, exclude=doc_id, loose=True)} | {  # "command line": "Command line"
+                h.key for h in self.names.find(doc.text, exclude=doc_id, loose=True,
+                                               any_case=True) if " " in h.key}
         return self._written[doc_id]
 
     def quoted(self, fact: Fact) -> str:

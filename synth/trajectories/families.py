@@ -24,7 +24,7 @@ from hopforge.synth.questions.facts import LIFE_KEYS
 from hopforge.synth.questions.families import family_of
 from hopforge.synth.questions.wording import quoted
 from hopforge.synth.records import NONE, NOT_FOUND, Clue, Question, Spec, Step, ToolCall
-from hopforge.synth.trajectories.fairness import page_body
+from hopforge.synth.trajectories.fairness import NAMED, page_body
 from hopforge.synth.trajectories.reading import Move, Reader, keywords
 from hopforge.synth.trajectories.voice import Note, Voice
 
@@ -99,10 +99,13 @@ def typed(clue: Clue | None) -> bool:
 
 
 def _around(text: str, at: int, name: str) -> str:
-    """The whole words within 80 characters of `name` written at `at` in `text`."""
+    """The whole words within 80 characters of `name` written at `at` in `text`, the tool's
+    own lines left out (a page header's "(pages 0-0)" is no word of the page)."""
     near = text[max(0, at - 80):at + len(name) + 80]
     near = near.split(" ", 1)[-1] if at > 80 else near
-    return near.rsplit(" ", 1)[0]
+    near = near.rsplit(" ", 1)[0]
+    return " ".join(line for line in near.split("\n") if "[doc_id: " not in line
+                    and not line.startswith((NAMED, "(more: ", "(end of document)")))
 
 
 class Plans:
@@ -434,7 +437,8 @@ class Plans:
         hidden entry mentions: read each one whole and intersect what they mention."""
         common: set[str] | None = None
         hidden: list[str] = []
-        for a, e in self.clues("link"):
+        sides = self.clues("link")
+        for a, e in sides:
             got = yield from self.start_and_follow(a, e)
             if not got:
                 continue
@@ -444,7 +448,9 @@ class Plans:
             hidden.append(got)
             self.book.open = ("o_common", {"phrases": ", ".join(self.r.title(h) for h in hidden)})
         target = self.spec.target
-        if common and target in common:
+        if len(hidden) < len(sides):  # a side never reached: what they share is unknown
+            yield from self.answer("give_up", GIVE_UP)
+        elif common and target in common:
             name = self.title_in(hidden[-1], target)
             self.book.facts.append((("f_common", {"title": name}), target))
             yield from self.reach(hidden[-1], target)  # its title as a result lists it

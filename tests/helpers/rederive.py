@@ -332,7 +332,9 @@ class Reader:
             forms = {tuple(w.lower() for w in _WORDS.findall(f)) for f in (
                 quoted, re.sub(r"\s*\([^()]*\)\s*$", "", quoted))}
             if loose:
-                return any(words in forms for words, _ in self._scan(text, loose=True)
+                seen = self._scan(text, loose=True) + [  # several words: in any case
+                    (k, w) for k, w in self._scan(text, loose=True, any_case=True) if len(k) > 1]
+                return any(words in forms for words, _ in seen
                            if (set(self.table.get(words, ())) | self._sections(words, doc_id))
                            and doc_id not in self.table.get(words, ()))
             return any(words in forms and self.table[words] == [clue["target"]]

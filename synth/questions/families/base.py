@@ -153,6 +153,7 @@ class Families:
                                and not graph.ambiguous(d)], rng)
         self._targets = cycle(usable, rng)
         self.memo: dict[str, Any] = {}  # what a family builds once per sampler
+        self._holders: dict[tuple[Any, ...], int] = {}
 
     def fits(self, calls: int, *, slack: bool = False) -> bool:
         """Whether `calls` lies in the configured min_calls range (0: unbounded); with `slack`,
@@ -183,6 +184,8 @@ class Families:
             best = found[0].kind
             band = [c for c in found if c.kind == best]
             self.rng.shuffle(band)
+            # the clue most documents meet blurs best: one search for it lists many
+            band.sort(key=lambda c: -self.holders(c))
             rest = [c for c in found if c.kind != best]
             return band[0], tuple(band[1:3] + rest[:2])
         if not self.phrase_allowed(taken) or self.book.fact_share() >= 0.2:
@@ -195,6 +198,22 @@ class Families:
         doc = self.g.docs[doc_id]
         made = [phrase_clue(doc, p) for p in phrases]
         return made[0], tuple(made[1:])
+
+    def holders(self, c: Clue) -> int:
+        """How many documents of the corpus meet clue `c` (an entity clue: those naming its
+        target), counted once per test."""
+        key = (c.kind, c.key, c.low, c.high, c.target, c.value if c.kind == "phrase" else "")
+        if key not in self._holders:
+            if c.kind == "entity":
+                n = len(self.inbound.get(c.target, ()))
+            elif c.kind == "phrase":
+                n = self.g.doc_freq(c.value)
+            else:
+                pool = (self.book.dates if c.kind == "date" else self.book.numbers
+                        if c.kind == "number" else self.book.categories)
+                n = sum(self.book.holds(c, d) for d in pool)
+            self._holders[key] = n
+        return self._holders[key]
 
     def take(self, steps: Sequence[Step], condition: Clue | None = None) -> None:
         """Count the clues of a draft that was made (the phrase share is kept per question)."""
