@@ -98,14 +98,18 @@ def typed(clue: Clue | None) -> bool:
     return clue is not None and clue.kind in ("date", "number") and bool(clue.shown)
 
 
+_TOOL_LINE = re.compile(rf"^.*\[doc_id: [^\]]+\] page \d+ \(pages 0-\d+\).*$|"
+                        rf"^{re.escape(NAMED)}.*$|^\((?:more: open|end of document).*$",
+                        re.MULTILINE)
+
+
 def _around(text: str, at: int, name: str) -> str:
     """The whole words within 80 characters of `name` written at `at` in `text`, the tool's
     own lines left out (a page header's "(pages 0-0)" is no word of the page)."""
+    text = _TOOL_LINE.sub(lambda m: " " * len(m.group(0)), text)  # positions kept
     near = text[max(0, at - 80):at + len(name) + 80]
     near = near.split(" ", 1)[-1] if at > 80 else near
-    near = near.rsplit(" ", 1)[0]
-    return " ".join(line for line in near.split("\n") if "[doc_id: " not in line
-                    and not line.startswith((NAMED, "(more: ", "(end of document)")))
+    return " ".join(near.rsplit(" ", 1)[0].split())
 
 
 class Plans:

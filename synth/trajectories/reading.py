@@ -145,7 +145,7 @@ class Reader:
             self.note(kind, tool=call.name, seconds=seconds.group(1) if seconds else "?")
             last = attempt == self.max_retries or self.sent[key] >= MAX_SENDS
             if last or (kind == "empty" and call.name == "search"):
-                break  # the caller rephrases or goes another way
+                break  # the caller rephrases or goes another way (the same words, said so)
             self.sent[key] += 1
             again = "retry" if kind in ("timeout", "empty") else "reread"  # empty: a find, a page
             obs = yield self.say(again, what=self.named(call)), call
@@ -193,14 +193,15 @@ class Reader:
         plan = [(first, self.k, "search"), (name, self.k, "search"),
                 (name, self.wide_k, "widen"), (f"{name} {' '.join(around[:2])}", self.k, "rephrase"),
                 (f"{name} {' '.join(around)}", self.wide_k, "widen")]
-        sent = 0
+        sent, last = 0, ""
         for query, k, situation in plan:
             key = (normalize_text(query), k)
             if not key[0] or key in tried or self.sent[f"search:{key[0]}"] >= MAX_SENDS - 1:
                 continue  # never the same words twice at the same length, in any order or quotes
             said = "rephrase" if sent and situation == "search" else situation
-            if sent and not self.clean and situation != "widen":
-                said = "reword"  # the last search failed: it showed nothing either way
+            if sent and not self.clean:  # the last search failed: it showed nothing either way
+                said = "retry" if key[0] == last else "reword"
+            last = key[0]
             ids = yield from self.search(query.strip(), k=k, situation=said if sent else "search",
                                          what=name if query.strip() == name else
                                          f'"{query.strip()}"', title=name)

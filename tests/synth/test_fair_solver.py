@@ -245,3 +245,15 @@ def test_a_year_read_is_stated_while_its_result_is_still_shown(
             later = [x.thought for x in t.turns[shown[0] + 1:shown[-1] + 1 + keep]]
             assert any(year.search(x) for x in later), (q.question, side.value, later)
     assert checked >= len(comparisons)
+
+
+def test_queries_take_no_word_of_the_tools_own_lines(
+        build: list[Trajectory], wiki: Searcher, wiki_generated: list[Question]) -> None:
+    """A query built from words read near a name holds no word of a page's header ("page 0
+    (pages 0-3)"), its doc_id or its footer: those are the tool's, not the document's."""
+    runs = [*build, *solve(wiki_generated, wiki, faults=0.4)]
+    queries = [str(x.call.arguments.get("query", "")) for t in runs for x in t.turns
+               if x.call is not None and x.call.name == "search"]
+    assert len(queries) > 50
+    tool_words = re.compile(r"\b\d+-\d+\b|\bdoc_id\b|\bpages\b|\bEntries named here\b")
+    assert [q for q in queries if tool_words.search(q)] == []

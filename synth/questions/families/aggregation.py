@@ -109,8 +109,8 @@ class Aggregation(Family):
                    if c.kind != "phrase" else 9)
         fitting: list[tuple[Clue, list[str]]] = []
         for c in typed[:60]:
-            if fitting and c.kind != fitting[0][0].kind or len(fitting) == SPREAD:
-                break  # the first kind that fits, and a few of its conditions to pick from
+            if fitting and c.kind != fitting[0][0].kind:
+                break  # the first kind that fits, and every condition of it to pick from
             matching = [i for i in items if s.book.holds(c, i)]
             if c.kind == "entity" and c.target in items:
                 continue  # the named entry is an item: its own text holds its name
@@ -125,8 +125,10 @@ class Aggregation(Family):
                                      ) and c.kind in ("date", "number"):
                     continue  # a premise about something none of the items states at all
                 fitting.append((general(c), matching))
-        if fitting:  # each count equally likely (the first to fit is mostly met by two)
-            k = s.rng.choice(sorted({len(m) for _, m in fitting}))
+        if fitting:  # the count drafted least so far: answers spread over what sets allow
+            k = min(sorted({len(m) for _, m in fitting}),  # (most fit with one or two)
+                    key=lambda k: (s.answer_counts[op, k], s.rng.random()))
+            s.answer_counts[op, k] += 1
             return s.rng.choice([f for f in fitting if len(f[1]) == k])
         if not s.phrase_allowed() or s.book.fact_share() >= 0.2:
             return None  # a corpus of facts asks about facts, not a word some items contain
@@ -239,7 +241,6 @@ OPERATIONS = {"count": "how many of the set meet the condition",  # the model co
               "list": "the titles of those that meet it",
               "max": "which of the set did it latest",
               "min": "which of the set did it earliest"}
-SPREAD = 8  # conditions that fit, drawn before choosing one by its count
 BLUR = 5  # a count or list condition is met by at least this many documents besides the items
 
 

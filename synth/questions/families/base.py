@@ -154,6 +154,7 @@ class Families:
         self._targets = cycle(usable, rng)
         self.memo: dict[str, Any] = {}  # what a family builds once per sampler
         self._holders: dict[tuple[Any, ...], int] = {}
+        self.answer_counts: Counter[tuple[str, int]] = Counter()  # (operation, k) drafted
 
     def fits(self, calls: int, *, slack: bool = False) -> bool:
         """Whether `calls` lies in the configured min_calls range (0: unbounded); with `slack`,
@@ -322,12 +323,13 @@ def general(c: Clue) -> Clue:
 
 def fits_op(op: str, k: int, n: int, empty: bool) -> bool:
     """Whether `k` of a set of `n` meeting a condition suits `op`: a list names two to four,
-    a count (or a latest / earliest) two to 60% of the set, an unanswerable set none."""
+    a count one to 60% of the set (every count a reader may meet), a latest / earliest two
+    to 60%, an unanswerable set none."""
     if empty:
         return k == 0
     if op == "list":
         return 2 <= k <= 4
-    return 2 <= k <= max(2, int(0.6 * n))
+    return (1 if op == "count" else 2) <= k <= max(2, int(0.6 * n))
 
 
 def surface(g: CorpusGraph, src: str, dst: str) -> str:
