@@ -39,7 +39,7 @@ The rules are the ones a careful reader applies to the text `open` shows:
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -98,6 +98,8 @@ class Reader:
                  min_common_docs: int = 20, lower_docs: int = 3) -> None:
         self.docs = {d["doc_id"]: d for d in docs}
         self.links = {k: set(d.get("links") or ()) for k, d in self.docs.items() if d.get("links")}
+        self.title_count = Counter(" ".join(d["title"].split()).lower()
+                                   for d in self.docs.values())
         table: dict[tuple[str, ...], set[str]] = defaultdict(set)
         self.forms: dict[tuple[str, ...], set[str]] = defaultdict(set)
         caps: dict[tuple[str, ...], set[int]] = {}  # words (after the first) every form capitalizes
@@ -253,11 +255,15 @@ class Reader:
 
     def named(self, doc_id: str, *, walkable: bool = False) -> list[str]:
         """The documents `doc_id`'s text names unambiguously, in order; `walkable`: not common
-        names."""
+        names, nor a document whose title another has too (by an alias: "assembly code" for
+        one of two "assembly language" entries), which no set lists."""
         out: dict[str, None] = {}
         for key, _ in self._scan(self.docs[doc_id]["text"]):
             owners = self.table[key]
             if doc_id in owners or len(owners) != 1 or (walkable and key in self.common):
+                continue
+            if walkable and self.title_count[" ".join(
+                    self.docs[owners[0]]["title"].split()).lower()] > 1:
                 continue
             if walkable and not self.referenced(doc_id, key, owners[0]):
                 continue
