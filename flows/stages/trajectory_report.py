@@ -4,7 +4,8 @@
 been shown (synth/trajectories/fairness.py); `annotations.choices_with_skips` counts the choices
 among a page's names where the run never ruled out some candidate (`fairness.choices`), and
 `runs_answering_with_skips` the runs among them that still answered (one that gave up, saying
-which page or search never came through, answers "not found": wrong, and never trained);
+which page or search never came through, answers "not found": wrong, and never trained; one
+that ran out of turns answers nothing);
 `thoughts.top30_share` is the share of thoughts that the 30 most common masked thoughts cover
 (synth/trajectories/variety.py).
 """
@@ -56,8 +57,8 @@ def trajectory_report(rows: Iterable[dict[str, Any]],
             counts["choices_with_skips"] += len(skips)
             counts["choices_skipped_candidates"] += sum(len(c.skipped) for c in skips)
             counts["runs_with_skipped_choices"] += bool(skips)
-            counts["runs_answering_with_skips"] += bool(skips) and (
-                _norm(traj.final_answer) != _norm(NOT_FOUND))
+            counts["runs_answering_with_skips"] += bool(skips) and bool(
+                _norm(traj.final_answer)) and _norm(traj.final_answer) != _norm(NOT_FOUND)
         terminations[row["termination"]] += 1
         teachers[row["teacher"]] += 1
         turns.append(len(row["turns"]))
