@@ -207,9 +207,10 @@ def _prepare(root: lxml.html.HtmlElement) -> None:
     spaces around inline elements ("by <code>operand</code>")."""
     for cell in root.iter("div", "td", "th", "dt", "dd", "li"):
         cell.tail = _SP + (cell.tail or "")
-    in_pre = {id(x) for pre in root.iter("pre") for x in pre.iter()}
+    # Membership by ancestry, not by id(): lxml makes element proxies on demand and frees
+    # them, so an id taken from one proxy may later belong to another element.
     for inline in root.iter("code", "a", "em", "strong", "span", "tt", "var", "b", "i"):
-        if id(inline) in in_pre:
+        if next(inline.iterancestors("pre"), None) is not None:
             continue
         if inline.tail and inline.tail[0] in " \n\t":
             inline.tail = _SP + inline.tail.lstrip()

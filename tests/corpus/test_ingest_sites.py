@@ -7,6 +7,10 @@ is the page's main content (no navigation or footers), links carry their anchor 
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -115,8 +119,14 @@ def test_doxygen_site_keeps_class_pages_and_drops_member_lists() -> None:
     assert "Json::Reader" in reader.aliases
 
 
-def test_javadoc_site_drops_class_use_trees_sources_and_the_api_suffix() -> None:
-    result = _ingest("libcommons-lang3-java-doc")
+@pytest.fixture(scope="module")
+def javadoc() -> IngestResult:
+    return _ingest("libcommons-lang3-java-doc")
+
+
+def test_javadoc_site_drops_class_use_trees_sources_and_the_api_suffix(
+        javadoc: IngestResult) -> None:
+    result = javadoc
     _common_checks(result)
     skipped = result.stats["site"]["skipped"]
     assert skipped["source_copy"] == 223  # src-html/
@@ -128,6 +138,31 @@ def test_javadoc_site_drops_class_use_trees_sources_and_the_api_suffix() -> None
     assert "A pair consisting of two elements" in pair.text
     assert "Skip navigation links" not in pair.text and "Overview" not in pair.text.splitlines()
     assert {"ImmutablePair", "MutablePair"} <= _linked(pair, result.documents)
+    ranged = docs["Range"].text  # inline code inside a sentence keeps its spaces, not its break
+    assert "implementations of Comparable or you need to supply a Comparator." in ranged
+
+
+_READ_SITE = """
+import json, sys
+from hopforge.corpus.ingest import ingest_paths
+docs = ingest_paths([sys.argv[1]], fmt="folder", source_name=sys.argv[2]).documents
+json.dump([[d.doc_id, d.title, d.text, list(d.links), list(d.aliases)] for d in docs], sys.stdout)
+"""
+
+
+def test_a_site_reads_the_same_in_another_process(javadoc: IngestResult) -> None:
+    """Reading HTML is a function of the files: another interpreter, with another hash seed and
+    other memory addresses, gives the same documents (Javadoc's inline code once came out with
+    or without its line breaks run to run)."""
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    root = debian_site("libcommons-lang3-java-doc")
+    out = subprocess.run([sys.executable, "-c", _READ_SITE, str(root), "libcommons-lang3-java-doc"],
+                         capture_output=True, text=True, check=True, env=env).stdout
+    here = [[d.doc_id, d.title, d.text, list(d.links), list(d.aliases)] for d in javadoc.documents]
+    there = json.loads(out)
+    assert len(there) == len(here) == 247
+    differ = [a[1] for a, b in zip(here, there, strict=True) if a != b]
+    assert differ == []
 
 
 def test_markdown_repository_links_between_md_files(tmp_path: Path) -> None:
