@@ -169,7 +169,8 @@ class NameIndex:
                         loose_lower.add(key)
                     continue
                 owners.setdefault(key, set()).add(d.doc_id)
-                upper = frozenset(i for i, w in enumerate(form.split()) if w[:1].isupper())
+                upper = frozenset(i for i, w in enumerate(_ONE_WORD.findall(form))
+                                  if w[:1].isupper())
                 capitals[key] = capitals.get(key, upper) & upper
                 if as_written:
                     written.add(key)
@@ -183,7 +184,8 @@ class NameIndex:
         self.loose_capitalized = frozenset(k for k in loose if k not in loose_lower)
         self.capitalized = frozenset(k for k in self.owners if k not in lower)
         # words after the first that a capitalized name of several words capitalizes: "For
-        # More Information" is not the running text's "For more information"
+        # More Information" is not the running text's "For more information", nor the class
+        # "LockingVisitors.StampedLockVisitor" the method "LockingVisitors.stampedLockVisitor"
         self.capital_words = {k: v - {0} for k, v in capitals.items()
                               if k in self.capitalized and v - {0}}
         # names that stand alone only: one capitalized word, or a stripped title
@@ -263,8 +265,8 @@ class NameIndex:
             if not key[-1].isalnum() and _word_at(low, stop):
                 continue  # the prefix "macro-" in "macro-based"
             if not any_case and key in self.capital_words:
-                said_words = text[where(start):where(stop - 1) + 1].split()
-                if len(said_words) == len(key.split()) and not all(
+                said_words = _ONE_WORD.findall(text[where(start):where(stop - 1) + 1])
+                if len(said_words) >= len(_ONE_WORD.findall(key)) and not all(
                         said_words[i][:1].isupper() for i in self.capital_words[key]):
                     continue
             if not loose and key in self.bare and _inside_longer(

@@ -112,7 +112,8 @@ JSON object: {"goal": "what you must find", "facts": [{"fact": "a fact you read"
 ["search queries you already ran"]}. Only list facts you read in a document. Reply with the JSON \
 object only."""
 
-AGENT_CHECKPOINT_BLOCK = """Your checkpoint at turn {turn} (earlier turns are summarized here):
+AGENT_CHECKPOINT_BLOCK = """Your checkpoint at turn {turn} (what the turns up to {turn} found; the oldest of those \
+turns may be left out below to make room):
 Goal: {goal}
 Confirmed facts:
 {facts}

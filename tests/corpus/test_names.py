@@ -136,6 +136,16 @@ def test_names_in_compounds_and_lowercased_titles_are_not_names() -> None:
     assert index.mentioned("For more information, see For More Information.") == ["fm"]
 
 
+def test_a_dotted_name_is_named_with_the_capitals_of_each_of_its_words() -> None:
+    """Code names are case-sensitive: the method `LockingVisitors.stampedLockVisitor(Object)`
+    is not the class `LockingVisitors.StampedLockVisitor`, whose name sits in the same letters."""
+    docs = [_doc("cls", "LockingVisitors.StampedLockVisitor"), _doc("lv", "LockingVisitors"),
+            *[_doc(f"f{i}", f"Filler {i}", "He was born in a town.") for i in range(25)]]
+    index = NameIndex(docs, min_common_docs=100)
+    assert index.mentioned("Use LockingVisitors.stampedLockVisitor(Object) instead.") == []
+    assert index.mentioned("Use LockingVisitors.StampedLockVisitor instead.") == ["cls"]
+
+
 def test_where_documents_link_a_lower_case_word_names_only_what_its_authors_linked() -> None:
     """In a glossary whose entries cross-reference each other, "long chains of causes" is no
     reference to the entry "chain" unless the entry links there; a capitalized or longer name
