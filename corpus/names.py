@@ -210,7 +210,7 @@ class NameIndex:
                 + [k for k, n in df.items() if n > words and _ONE_WORD.fullmatch(k)
                    and k not in self.capitalized]
                 + [k for k in self.capitalized if lower_df[k] >= lower_docs])
-        self.titles: Counter[str] = Counter(name_key(d.title) for d in docs)
+        self.titles: Counter[str] = Counter(self.title_key.values())
         # documents whose title another document has too: no step, answer or listed entry
         self.shared = frozenset(d.doc_id for d in docs if self.titles[name_key(d.title)] > 1)
         # where the corpus's authors link (a glossary's cross-references, a site's anchors), a

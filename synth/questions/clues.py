@@ -277,16 +277,37 @@ def number_clues(fact: Fact, unit: str) -> list[Clue]:
     base = Clue(kind="number", relation=fact.relation, value=fact.value, evidence=fact.evidence,
                 key=unit)
     noun = "percent" if unit == "%" else unit
+    done = doing(fact.relation)
+    says = f"whose subject {done}" if done else "whose text gives"
     out = []
     low = _round(value * 0.8)
     if 0 < low < value:
         out.append(replace(base, low=low + (1 if low == int(low) else 0), high=None,
-                           shown=f"whose text gives more than {_figure(low)} {noun}"))
+                           shown=f"{says} more than {_figure(low)} {noun}"))
     high = _round(value * 1.5) or value + 1
     if high > value:
         out.append(replace(base, low=None, high=high - 1 if high == int(high) else high,
-                           shown=f"whose text gives fewer than {_figure(high)} {noun}"))
+                           shown=f"{says} fewer than {_figure(high)} {noun}"))
     return out
+
+
+_SUBJECTS = frozenset(["he", "she", "it", "they", "has", "have", "had"])
+
+
+def doing(relation: str) -> str:
+    """The subject's own verb right before a quantity, with its preposition ("He directed 20
+    films": "directed"; "She has appeared in 14 films": "appeared in"), or "" where the words
+    before it are no such verb ("an estimated 500", "was ranked 3", "as an actor in 62")."""
+    words = [w for w in relation.split() if w.lower() != "also"]  # "He also directed"
+    prep = words.pop() if words and words[-1] in ("in", "on") else ""
+    if not words:
+        return ""
+    word, before = words[-1], words[-2] if len(words) > 1 else ""
+    if not (word.isalpha() and word.islower() and (word in PAST or word.endswith("ed"))):
+        return ""
+    if before and before.lower() not in _SUBJECTS and not before[:1].isupper():
+        return ""
+    return f"{word} {prep}".strip()
 
 
 def entity_clue(fact: Fact, name: str) -> Clue:

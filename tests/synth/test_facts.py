@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 from hopforge.corpus.names import NameIndex
 from hopforge.corpus.records import Document
-from hopforge.synth.questions.clues import FactBook, date_clues, verb
+from hopforge.synth.questions.clues import FactBook, date_clues, number_clues, verb
 from hopforge.synth.questions.facts import DATE, extract, own_event, relation_key
 from hopforge.synth.questions.model_facts import FactsParseError, model_facts, parse_facts
 from hopforge.synth.records import Clue
@@ -154,6 +154,24 @@ def test_the_verb_of_a_dated_relation_reads_as_english(relation: str, key: str, 
     from hopforge.synth.records import Fact
 
     assert verb(Fact(doc="d", kind="date", relation=relation, value="1990", evidence=""), key) == said
+
+
+@pytest.mark.parametrize(("relation", "shown"), [
+    ("He directed", "whose subject directed more than 16 films"),
+    ("He also directed", "whose subject directed more than 16 films"),
+    ("She has appeared in", "whose subject appeared in more than 16 films"),
+    ("He also appeared as an actor in", "whose text gives more than 16 films"),
+    ("It was ranked", "whose text gives more than 16 films"),
+    ("an estimated", "whose text gives more than 16 films"),
+])
+def test_a_count_says_the_subjects_verb_where_the_text_puts_one_before_it(
+        relation: str, shown: str) -> None:
+    """"He directed 20 films" is asked as what the subject did; a count whose words before it
+    are no verb of the subject's stays what the text gives."""
+    from hopforge.synth.records import Fact
+
+    fact = Fact(doc="d", kind="number", relation=relation, value="20 films", evidence="")
+    assert number_clues(fact, "films")[0].shown == shown
 
 
 def test_a_models_facts_are_verified(docs: list[Document],

@@ -17,7 +17,12 @@ from hopforge.synth.questions.families.base import (
     general,
 )
 from hopforge.synth.questions.families.comparison import COMPARABLE
-from hopforge.synth.questions.families.sets import item_set, loose_items, word_condition
+from hopforge.synth.questions.families.sets import (
+    item_set,
+    loose_items,
+    reads_the_same,
+    word_condition,
+)
 from hopforge.synth.questions.graph import CorpusGraph, names
 from hopforge.synth.questions.wording import q
 from hopforge.synth.records import NONE, Clue, Question, Spec, Step
@@ -114,8 +119,8 @@ class Aggregation(Family):
             matching = [i for i in items if s.book.holds(c, i)]
             if c.kind == "entity" and c.target in items:
                 continue  # the named entry is an item: its own text holds its name
-            if any(s.book.holds(c, d, loose=True) for d in loose) or any(
-                    s.book.holds(c, i, loose=True) != (i in matching) for i in items):
+            if not reads_the_same(lambda d, lo, c=c: s.book.holds(c, d, loose=lo),
+                                  items, matching, loose):
                 continue  # a reader counting a name the text writes gets another answer
             if fits_op(op, len(matching), n, empty):
                 if op in ("count", "list") and not empty and not blurred(s, c, len(matching)):
@@ -156,8 +161,7 @@ class Aggregation(Family):
         matching = [i for i in items if meets(i)]
         unsure = loose_items(graph, spec.start, spec.scope, items)
         return (items == list(spec.items) and matching == list(spec.matching)
-                and not any(meets(d, loose=True) for d in unsure)
-                and all(meets(i, loose=True) == (i in matching) for i in items))
+                and reads_the_same(meets, items, matching, unsure))
 
     def together(self, spec: Spec) -> set[str]:
         return set(spec.matching) if spec.operation in ("count", "list") else set()

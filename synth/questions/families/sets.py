@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from hopforge.corpus.tokenize import ENGLISH_STOPWORDS
 from hopforge.synth.questions.families.base import fits_op
@@ -42,6 +42,15 @@ def loose_items(g: CorpusGraph, start: str, scope: str, items: Sequence[str]) ->
     certain = set(items) - unsure
     return sorted(({d for p in pages for d in g.rivals.get(p, ())} | unsure)
                   - {start, *ring} - certain)
+
+
+def reads_the_same(meets: Callable[[str, bool], bool], items: Sequence[str],
+                   matching: Sequence[str], loose: Sequence[str]) -> bool:
+    """Whether a condition (`meets(doc_id, loose)`) gives the set's answer however a reader
+    takes the names the pages write: no name of `loose` (see loose_items) meets it, and each
+    item meets it read loosely exactly when it does read strictly."""
+    return not any(meets(d, True) for d in loose) and all(
+        meets(i, True) == (i in matching) for i in items)
 
 
 def word_condition(g: CorpusGraph, items: list[str], rng: random.Random, *, op: str, empty: bool,
