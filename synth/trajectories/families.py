@@ -252,8 +252,8 @@ class Plans:
 
     def check(self, cand: str, clue: Clue | None, phrase: str, want: bool, read: bool) -> Move:
         """Whether `cand` meets the clue, from what a tool shows of it: its pages when it is
-        read next anyway (`read`), else `find` with the clue's words, then its pages when the
-        lines found do not show the value."""
+        read next anyway (`read`), its lead for a birth or death year, else `find` with the
+        clue's words, then its pages when the lines found do not show the value."""
         if clue is None and not phrase:
             return want
         pattern = self.pattern(clue, phrase)
@@ -261,6 +261,14 @@ class Plans:
             text = yield from self.r.read_until(cand, lambda t: self.shows(clue, phrase, t))
             if self.shows(clue, phrase, text):
                 return want
+        elif clue is not None and clue.kind == "date" and clue.key in LIFE_KEYS:
+            # a life's dates stand in the lead, often as "(1929 – 1989)" without the word
+            # "born": open it before any `find`; a page read whole says all there is
+            lead = yield from self.r.read_until(cand, lambda t: True, first="open_dates")
+            if lead and self.shows(clue, phrase, lead):
+                return want
+            if lead and not want and self.r.read_whole(cand):
+                return False
         has, lines = yield from self.r.contains(cand, pattern)
         if has is None:
             return None  # nothing of it came through: it is neither met nor ruled out
