@@ -269,6 +269,8 @@ class NameIndex:
                 if len(said_words) >= len(_ONE_WORD.findall(key)) and not all(
                         said_words[i][:1].isupper() for i in self.capital_words[key]):
                     continue
+            if not loose and _PATRONYMIC.search(text, max(0, where(start) - 60), where(start)):
+                continue  # "Salman bin Hamad bin Isa Al Khalifa" is not "Hamad bin Isa ..."
             if not loose and key in self.bare and _inside_longer(
                     text, where(start), where(stop - 1) + 1,
                     possessive="'" in suffix or "’" in suffix):
@@ -392,6 +394,10 @@ def _inside_longer(text: str, start: int, end: int, *, possessive: bool = False)
     while k >= 0 and text[k].isspace() and text[k] != "\n":
         k -= 1
     return k >= 0 and text[k] not in _OPENERS
+
+
+# a name right after "son of" / "daughter of" inside a longer Arabic or Malay name: the father's
+_PATRONYMIC = re.compile(r"\b[A-Z][\w'’-]*\s+(?:bin|bint|binti|ibn)\s+$")
 
 
 def _word_at(text: str, i: int) -> bool:

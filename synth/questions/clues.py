@@ -29,6 +29,7 @@ from hopforge.synth.questions.facts import (
     event,
     extract_all,
     number_of,
+    quantities,
     relation_key,
     relation_keys,
     year_of,
@@ -211,7 +212,9 @@ class FactBook:
                 out.append(entity_clue(f, self.quoted(f)))
         for f in self.of(doc_id, "number"):
             key = self.key_of.get(f)
-            if key:
+            # no clue of a unit the text gives twice ("64 films in Europe ... 102 films in
+            # Hollywood", "directed 93 films ... acted in 62 films"): which is meant is unclear
+            if key and (key == "%" or len(quantities(self.docs[doc_id].text, key)) == 1):
                 out += number_clues(f, key)
         for f in self.of(doc_id, "category"):
             out.append(Clue(kind="category", relation=f.relation, value=f.value,

@@ -194,7 +194,8 @@ def life_dates(lead: str, title: str) -> list[tuple[str, re.Match[str]]]:
     """("born", date) and ("died", date) from the span in parentheses right after the
     subject's name that opens the document's first sentence, as encyclopedias write a life:
     "Jonathan Demme (February 22, 1944 – April 26, 2017) was ..."; the two sides of a dash, each
-    an exact date (no "c.", "fl." or "?"). A "(born 1960)" is an ordinary date fact."""
+    an exact date (no "c.", "fl." or "?"); or "(born NAME, DATE)", a birth name before the
+    date, where the words before the date are no relation."""
     m = _LIFE.match(lead, lead.find("("))  # the sentence's first parenthesis, not nested
     if "(" not in lead or m is None or not about_subject(lead, title, lead):
         return []
@@ -204,6 +205,11 @@ def life_dates(lead: str, title: str) -> list[tuple[str, re.Match[str]]]:
     out: list[tuple[str, re.Match[str]]] = []
     for part in m.group(1).split(";"):
         sides = _DASH.split(part, maxsplit=1)
+        if len(sides) == 1 and re.match(r"\s*born\b", part):  # "(born Rahul Kumar Johar,
+            date = DATE.search(part)  # 25 May 1972)": a birth name, then the date
+            if date and not _VAGUE.search(part):
+                out.append(("born", date))
+                break
         if len(sides) == 2:
             for key, side in zip(LIFE_KEYS, sides, strict=True):
                 date = DATE.search(side)
@@ -211,6 +217,12 @@ def life_dates(lead: str, title: str) -> list[tuple[str, re.Match[str]]]:
                     out.append((key, date))
             break
     return out
+
+
+def quantities(text: str, unit: str) -> set[float]:
+    """Every quantity `text` gives of `unit` ("films"), in any sentence."""
+    return {number_of(m.group(1)) for m in NUMBER.finditer(text)
+            if (m.group(3) or "").lower() == unit}
 
 
 def year_of(value: str) -> int:

@@ -42,6 +42,7 @@ class Notebook:
     total: int = 0
     hits: list[str] = field(default_factory=list)
     left: list[str] = field(default_factory=list)
+    now: str = ""  # the item being checked, neither checked nor left
     ruled_out: int = 0  # candidates a tool result showed not to match
     told: int = 0  # facts the thoughts have stated (the rest were learned since the last one)
 
@@ -73,6 +74,8 @@ class Notebook:
         if self.total:
             open_.append(f"checked {self.checked} of {self.total} items; {len(self.hits)} match"
                          + (f": {', '.join(self.hits)}" if self.hits else ""))
+        if self.now:
+            open_.append(f"checking now: {self.now}")
         if self.left:
             open_.append(f"left to check: {', '.join(self.left)}")
         return {"goal": self.goal,
@@ -264,7 +267,7 @@ class Plans:
         elif clue is not None and clue.kind == "date" and clue.key in LIFE_KEYS:
             # a life's dates stand in the lead, often as "(1929 – 1989)" without the word
             # "born": open it before any `find`; a page read whole says all there is
-            lead = yield from self.r.read_until(cand, lambda t: True, first="open_dates")
+            lead = yield from self.r.read_until(cand, lambda t: True, first="open_lead")
             if lead and self.shows(clue, phrase, lead):
                 return want
             if lead and not want and self.r.read_whole(cand):
@@ -306,6 +309,7 @@ class Plans:
         for n, (cand, name) in enumerate(cands):
             # what is left is every later name the pages show, not the names up to the target
             self.book.left = [c for _, c in every[n + 1:]]
+            self.book.now = name
             if not (yield from self.reach(via, cand)):
                 break  # not reached, so not ruled out: a later name may not be taken over it
             want = cand == target and bool(target)
@@ -314,6 +318,7 @@ class Plans:
                 break
             if has:
                 self.book.left = []
+                self.book.now = ""
                 fact = "f_phrase" if clue or phrase else "f_link"
                 self.book.facts.append(((fact, {"via": self.r.title(via), "title": self.r.title(cand),
                                                 "pattern": self.seen(cand, clue, phrase)}), cand))
@@ -322,6 +327,7 @@ class Plans:
             if n + 1 < len(cands):
                 self.r.note("back", title=self.r.title(via))
         self.book.left = []
+        self.book.now = ""
         return ""
 
     def title_in(self, via: str, doc_id: str) -> str:
@@ -499,6 +505,7 @@ class Plans:
             cands = [*first, target] if target in counts else ranked[:6]
         for n, cand in enumerate(cands):
             self.book.left = [self.r.title(c) for c in cands[n + 1:]]
+            self.book.now = self.r.title(cand)
             ok = True
             for p in phrases:
                 has, _ = yield from self.r.contains(cand, p)
@@ -507,11 +514,13 @@ class Plans:
                     break
             if ok:
                 self.book.left = []
+                self.book.now = ""
                 self.book.facts.append((("f_all", {"title": self.r.title(cand)}), cand))
                 yield from self.answer("answer", self.r.title(cand))
                 return
             self.r.note("back", title="the candidates")
         self.book.left = []
+        self.book.now = ""
         if self.spec.unanswerable:
             yield from self.not_found()
         else:
@@ -556,6 +565,7 @@ class Plans:
         matching = set(spec.matching)
         for n, (d, name, via) in enumerate(items):
             book.left = [name for _, name, _ in items[n + 1:]]
+            book.now = name
             if not (yield from self.reach(via, d)):
                 unread.append(d)
             else:
@@ -578,6 +588,7 @@ class Plans:
                                                      "value": f"{cond.key} {values[d]}"}), d))
                 book.checked += 1
         book.left = []
+        book.now = ""
         if unread:  # a member it could not check may meet the condition: the total is
             yield from self.give_up_set(unread)  # unknown, and so is whether none does
             return

@@ -26,6 +26,7 @@ this module, holds every voice's line for each situation and note; `Voice.say` r
     open_more      reading the next page of a document ({title}, {page})
     open_wrong     checking a candidate that may not be the one ({title})
     open_dates     reading a page's opening for its dates, after find showed no line ({title})
+    open_lead      reading a page's opening for a birth or death year, before any find ({title})
     find           looking for a phrase inside a document ({title}, {pattern})
     find_fallback  find after an open that did not come through ({title}, {pattern})
     give_up        the document cannot be found
@@ -48,8 +49,8 @@ from hopforge.corpus.errors import HopforgeError
 
 SITUATIONS: tuple[str, ...] = (
     "first", "search", "rephrase", "reword", "widen", "retry", "reread", "open", "open_more",
-    "open_wrong", "open_dates", "find", "find_fallback", "give_up", "give_up_set", "early", "answer",
-    "not_found", "forced",
+    "open_wrong", "open_dates", "open_lead", "find", "find_fallback", "give_up", "give_up_set",
+    "early", "answer", "not_found", "forced",
 )
 # What a thought reports before its call: {title}, {names}, {pattern}, {n}, {tool}, ...
 NOTES: tuple[str, ...] = (

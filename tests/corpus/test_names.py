@@ -178,3 +178,13 @@ def test_a_title_disambiguated_by_a_year_names_its_subject_only_beside_that_year
     assert index.mentioned(docs[1].text, exclude="team") == []
     assert index.mentioned(docs[2].text, exclude="school") == ["coach"]
     assert index.mentioned(docs[4].text, exclude="book") == ["poet"]  # a word of its role
+
+
+def test_a_fathers_name_inside_a_longer_name_is_not_a_mention() -> None:
+    """"Salman bin Hamad bin Isa Al Khalifa" is the son; the text names the father only when
+    it writes his name on its own."""
+    docs = [_doc("king", "Hamad bin Isa Al Khalifa"),
+            *[_doc(f"f{i}", f"Filler {i}", "He was born in a town.") for i in range(25)]]
+    index = NameIndex(docs, min_common_docs=100)
+    assert index.mentioned("She married Prince Salman bin Hamad bin Isa Al Khalifa.") == []
+    assert index.mentioned("Hamad bin Isa Al Khalifa is the king.") == ["king"]

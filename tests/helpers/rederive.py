@@ -81,6 +81,12 @@ _ROLES = {"actor": "starring starred stars role roles cast played",
           "filmmaker": "film films directed"}
 
 
+def _fathers(spans: list[tuple[int, int, str]], i: int) -> bool:
+    """Whether word i follows "<Name> bin" (ibn, bint, binti): the father's name inside a
+    longer name ("Salman bin Hamad bin Isa Al Khalifa" is not "Hamad bin Isa Al Khalifa")."""
+    return i >= 2 and spans[i - 1][2] in ("bin", "ibn", "bint", "binti") and spans[i - 2][2][:1].isupper()
+
+
 def _says(word: str, vocabulary: set[str]) -> bool:
     """Whether a text of these words says `word`: it, a word with the same first five letters
     ("directed": "director"), a word of four or more letters it starts with, or its role."""
@@ -214,7 +220,8 @@ class Reader:
                         continue
                     if key and not joined and (key in self.table or only_loose) and (
                             any_case or key not in self.capital or words[0][:1].isupper()
-                    ) and self._written(surface, key) and (loose or not (
+                    ) and self._written(surface, key) and (loose or not _fathers(spans, i)) and (
+                            loose or not (
                             key in self.alone and self._in_longer(text, spans, i, i + n))) and (
                             loose or key not in self.tells or any(
                                 _says(w, vocabulary) for w in self.tells[key])):
@@ -363,7 +370,7 @@ def _life(text: str, title: str) -> dict[str, int]:
     """{"born": year, "died": year} from the first parenthesis of the first sentence, when it
     follows the subject's name (twelve words at most, no sentence mark) and holds two sides of
     a dash, each an exact date (no "c.", "ca.", "circa", "fl.", "floruit", "before", "after",
-    "or", "?", and no "born"/"died" written)."""
+    "or", "?", and no "born"/"died" written), or "born", a name and a date."""
     body = text.lstrip()
     first = re.split(r"[.!?](?=\s|$)|\n", body, maxsplit=1)[0]
     i = first.find("(")
@@ -378,6 +385,11 @@ def _life(text: str, title: str) -> dict[str, int]:
     for part in first[i + 1:j].split(";"):
         cut = re.search(r"\s*[–—]\s*|\s+-\s+|(?<=\d)-(?=\d)|\s+to\s+", part)
         if cut is None:
+            said = part.strip()
+            if said.startswith("born ") and "?" not in said:  # "born Rahul Kumar Johar, 25
+                date = _DATE.search(said)  # May 1972": the birth name, then the date
+                if date:
+                    return {"born": int(re.findall(r"1[5-9]\d\d|20[0-4]\d", date.group(0))[-1])}
             continue
         out = {}
         for key, side in (("born", part[:cut.start()]), ("died", part[cut.end():])):

@@ -212,3 +212,24 @@ def test_a_models_facts_are_verified(docs: list[Document],
     assert [f.value for f in found["f"]] == ["Umberto Lenzi"] and found["u"] == []
     assert bad["parse_error"] == 2 and bad["evidence_not_verbatim"] == 1
     assert seen[0]["response_format"]["json_schema"]["schema"]["required"] == ["facts"]
+
+
+def test_a_birth_name_before_the_date_still_dates_the_birth() -> None:
+    lead = "Karan Kumar Johar (born Rahul Kumar Johar, 25 May 1972) is an Indian film director."
+    docs = [Document(doc_id="k", title="Karan Johar", text=lead, source="t"),
+            Document(doc_id="x", title="Other", text="x", source="t")]
+    book = FactBook(docs, NameIndex(docs))
+    assert book.dates["k"]["born"] == [1972]
+
+
+def test_no_count_is_asked_of_a_unit_the_text_gives_twice() -> None:
+    """"64 films in Europe ... 102 films in Hollywood": which count is meant is unclear."""
+    twice = ("Michael Curtiz was a film director. He directed 64 films in Europe. "
+             "He directed 102 films during his Hollywood career.")
+    once = "Raoul Walsh was a film director. He directed 102 films during his career."
+    docs = [Document(doc_id="c", title="Michael Curtiz", text=twice, source="t"),
+            Document(doc_id="w", title="Raoul Walsh", text=once, source="t")]
+    book = FactBook(docs, NameIndex(docs))
+    assert not [c for c in book.clues("c") if c.kind == "number"]
+    assert [c.shown for c in book.clues("w") if c.kind == "number"] == [
+        "whose subject directed more than 81 films", "whose subject directed fewer than 150 films"]
