@@ -526,9 +526,13 @@ def rederive(q: Mapping[str, Any], reader: Reader) -> tuple[str, str]:
         pick = max if spec["operation"] == "later" else min
         return title[pick(sides, key=year.__getitem__)], ""
     if family == "intersection":
-        rings = [set(reader.named(s["via"], walkable=True)) for s in steps
-                 if s["relation"] == "constraint"]
+        sides = [s["via"] for s in steps if s["relation"] == "constraint"]
+        rings = [set(reader.named(v, walkable=True)) for v in sides]
         common = set.intersection(*rings) if rings else set()
+        loose = set.intersection(*[set(reader.shown(v)) | r
+                                   for v, r in zip(sides, rings, strict=True)]) if rings else set()
+        if len(common) == 1 and loose - common:  # "hacker", "Internet": named by every side
+            return "", f"{title[min(loose - common)]} is named by every side too"
         return (title[common.pop()], "") if len(common) == 1 else ("", f"{len(common)} in common")
     items = _items(spec, reader)
     if items != list(spec["items"]):

@@ -25,8 +25,9 @@ class Intersection(Family):
     answer_relation = "mentioned_by_clues"
 
     def unique(self, spec: Spec, graph: CorpusGraph) -> bool:
-        """Every clue picks its hidden document, and those name exactly one in common."""
-        rings = [graph.facts.mentioned(s.via) for s in spec.steps if s.relation == "constraint"]
+        """Every clue picks its hidden document, and those name exactly one in common, however
+        a reader takes the names they write (a common word such as "hacker" or "Internet" too)."""
+        rings = [ring(graph, s.via) for s in spec.steps if s.relation == "constraint"]
         links = all(picked(graph, s) for s in spec.steps if s.relation == "link")
         return links and set.intersection(*rings) == {spec.target}
 
@@ -46,8 +47,8 @@ class Intersection(Family):
         chosen: list[str] = []
         left: set[str] | None = None
         for e in sources:
-            ring = set(s.book.mentioned(e))
-            narrowed = ring if left is None else left & ring
+            names = ring(s.g, e)
+            narrowed = names if left is None else left & names
             if left is not None and narrowed == left:
                 continue  # rules nothing out
             chosen.append(e)
@@ -93,6 +94,12 @@ class Intersection(Family):
                             "One {n} is mentioned by {E} {S}. Which is it?",
                             "Name the {n} mentioned by {E} {S}."))
         return frame.format(n=noun, E=every, S=and_(sides))
+
+
+def ring(g: CorpusGraph, doc_id: str) -> set[str]:
+    """Every document `doc_id`'s text names, as `open` lists them or as a reader may take a
+    name it writes (common words, namesakes, shared titles)."""
+    return set(g.facts.mentioned(doc_id)) | set(g.rivals.get(doc_id, ()))
 
 
 def intersection_calls(g: CorpusGraph, spec: Spec) -> int:
