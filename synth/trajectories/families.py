@@ -95,6 +95,12 @@ def legacy_spec(question: Question, docs: Mapping[str, Document]) -> Spec:
                 target=route[-1] if route else "")
 
 
+def listed(result: str) -> list[str]:
+    """The names an `open` result lists as entries named on its page, as written there."""
+    line = next((x for x in result.splitlines() if x.startswith(NAMED)), "")
+    return [x.split(" → ")[0] for x in line.removeprefix(NAMED).split("; ") if x]
+
+
 def typed(clue: Clue | None) -> bool:
     """A condition on a date or a number: the notes state it as the question does ("whose
     subject died after 1980"), not as the word `find` looks for ("died")."""
@@ -202,9 +208,11 @@ class Plans:
         """Read `via` until `doc_id` is mentioned in what was read (or to its end)."""
         yield from self.r.read_until(via, lambda t: self.surface(doc_id, t)[1] >= 0)
         last = max(self.r.pages.get(via, {0: ""}))
-        seen = [n for _, n in self.shown(via, last)]  # what the page just read shows
+        seen = listed(self.r.pages.get(via, {}).get(last, ""))  # as the page just read lists
         if seen:
-            self.r.note("page", page=str(last), title=self.r.title(via), names=", ".join(seen[:4]))
+            more = f" and {len(seen) - 4} more" if len(seen) > 5 else ""
+            self.r.note("page", page=str(last), title=self.r.title(via),
+                        names=", ".join(seen[:4] if more else seen) + more)
 
     @staticmethod
     def candidates(order: list[tuple[str, str]], target: str) -> list[tuple[str, str]]:
