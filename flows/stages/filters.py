@@ -84,6 +84,13 @@ def load_trajectories(build: BuildDir, inputs: PartFiles | None = None) -> list[
     rows = inputs.rows(build.trajectories) if inputs else parts.read_parts(build.trajectories)
     trajs = [Trajectory.from_row(r) for r in rows]
     if not trajs:
+        questions = load_questions(build) if build.questions.is_dir() else {}
+        if questions and all(q.rejected for q in questions.values()):
+            raise HopforgeError(
+                f"no trajectories: the question stage accepted none of its {len(questions)} "
+                f"drafts (reasons and the families it could not make: "
+                f"{build.reports / 'questions.json'}); widen [questions] kinds or "
+                "min_calls, raise attempts_per_question, or give a larger corpus")
         raise HopforgeError(
             f"no finished trajectory parts in {build.trajectories}; run "
             f"`hopforge trajectories {build.root}` first")

@@ -128,3 +128,21 @@ def test_every_stage_command_takes_force() -> None:
     for stage in STAGES:
         argv = [stage, "--out", "B", "src"] if stage == "ingest" else [stage, "B"]
         assert parser.parse_args([*argv, "--force"]).force is True, stage
+
+
+def test_a_build_whose_questions_were_all_rejected_says_so_at_the_next_stage(
+        tmp_path: Path) -> None:
+    """A corpus that gives no question stops the build with what happened and what to change,
+    not with "run `hopforge trajectories` first"."""
+    from hopforge.corpus.errors import HopforgeError
+    from hopforge.corpus.parts import write_part
+    from hopforge.flows.stages.filters import load_trajectories
+    from hopforge.synth.records import Question
+
+    build = BuildDir(tmp_path)
+    build.questions.mkdir(parents=True)
+    (build.trajectories).mkdir()
+    write_part(build.questions, 0, [Question(qid=f"q{i}", question="?", answer="x",
+                                             rejected="shortcut").to_row() for i in range(3)])
+    with pytest.raises(HopforgeError, match="accepted none of its 3 drafts"):
+        load_trajectories(build)
