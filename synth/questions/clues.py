@@ -85,6 +85,13 @@ class FactBook:
                         number_of(f.value))
                 elif f.kind == "category":
                     self.categories.setdefault(doc_id, set()).add(f.value.lower())
+        # the earliest and latest year the corpus gives each kind of event: a bound outside
+        # them ("released before 2025" in a corpus of films up to 2019) rules nothing out
+        self.span: dict[str, tuple[int, int]] = {}
+        for per_key in self.dates.values():
+            for key, years in per_key.items():
+                low, high = self.span.get(key, (min(years), max(years)))
+                self.span[key] = (min(low, *years), max(high, *years))
         self._mentioned: dict[str, set[str]] = {}
         self._named_as: dict[str, set[tuple[str, str]]] = {}
         self._written: dict[str, set[str]] = {}
@@ -206,7 +213,10 @@ class FactBook:
         for f in self.of(doc_id, "date"):
             key = self.key_of.get(f)
             if key:
-                out += date_clues(f, key)
+                first, last = self.span[key]
+                out += [c for c in date_clues(f, key)
+                        if not (c.low is None and c.high is not None and c.high >= last)
+                        and not (c.high is None and c.low is not None and c.low <= first)]
         for f in self.of(doc_id, "entity"):
             if f.target not in hidden and f.target != doc_id:
                 out.append(entity_clue(f, self.quoted(f)))

@@ -261,18 +261,15 @@ class Plans:
         pattern = self.pattern(clue, phrase)
         return bool(pattern) and matches(text, pattern)
 
-    def check(self, cand: str, clue: Clue | None, phrase: str, want: bool, read: bool) -> Move:
-        """Whether `cand` meets the clue, from what a tool shows of it: its pages when it is
-        read next anyway (`read`), its lead for a birth or death year, else `find` with the
-        clue's words, then its pages when the lines found do not show the value."""
+    def check(self, cand: str, clue: Clue | None, phrase: str, want: bool) -> Move:
+        """Whether `cand` meets the clue, from what a tool shows of it, the same way for every
+        candidate (the one the plan leads to is not opened first): its lead for a birth or
+        death year, else `find` with the clue's words, then its pages when the lines found do
+        not show the value."""
         if clue is None and not phrase:
             return want
         pattern = self.pattern(clue, phrase)
-        if read:
-            text = yield from self.r.read_until(cand, lambda t: self.shows(clue, phrase, t))
-            if self.shows(clue, phrase, text):
-                return want
-        elif clue is not None and clue.kind == "date" and clue.key in LIFE_KEYS:
+        if clue is not None and clue.kind == "date" and clue.key in LIFE_KEYS:
             # a life's dates stand in the lead, often as "(1929 – 1989)" without the word
             # "born": open it before any `find`; a page read whole says all there is
             lead = yield from self.r.read_until(cand, lambda t: True, first="open_lead")
@@ -296,13 +293,10 @@ class Plans:
             has = self.shows(clue, phrase, text)
         return bool(has)
 
-    def follow(self, via: str, target: str, step: Step, exhaust: bool = False,
-               read: bool = False) -> Move:
+    def follow(self, via: str, target: str, step: Step, exhaust: bool = False) -> Move:
         """From `via`, find the document it names that meets the step's clue; the doc_id, or
-        "" if none. Candidates are checked in text order; `exhaust` checks every one.
-
-        `read`: the document found is read next anyway, so a candidate is opened to see the
-        clue (one call for both, as min_calls counts it)."""
+        "" if none. Candidates are checked in text order, each the same way; `exhaust` checks
+        every one."""
         if exhaust:
             yield from self.r.read_until(via, lambda t: False, all_pages=True)
         else:
@@ -321,7 +315,7 @@ class Plans:
             if not (yield from self.reach(via, cand)):
                 break  # not reached, so not ruled out: a later name may not be taken over it
             want = cand == target and bool(target)
-            has = yield from self.check(cand, clue, phrase, want, read and want)
+            has = yield from self.check(cand, clue, phrase, want)
             if has is None:  # it could not be checked: no later one may be taken over it
                 break
             if has:
@@ -384,8 +378,7 @@ class Plans:
         for i, step in enumerate(steps[1:], start=1):
             last = i == len(steps) - 1
             exhaust = bool(self.spec.unanswerable) and last
-            nxt = yield from self.follow(step.via or at, step.doc, step, exhaust=exhaust,
-                                         read=not last)
+            nxt = yield from self.follow(step.via or at, step.doc, step, exhaust=exhaust)
             if exhaust and nxt != step.doc or not nxt:
                 if self.spec.unanswerable:
                     yield from self.not_found()
@@ -422,7 +415,7 @@ class Plans:
         doc_id, or "" when either is not found."""
         if not (yield from self.start(start.doc)):
             return ""
-        return (yield from self.follow(start.doc, step.doc, step, read=True))
+        return (yield from self.follow(start.doc, step.doc, step))
 
     def comparison(self) -> Move:
         years: dict[str, int] = {}
@@ -577,7 +570,7 @@ class Plans:
             if not (yield from self.reach(via, d)):
                 unread.append(d)
             else:
-                has = yield from self.check(d, cond, spec.pattern, d in matching, False)
+                has = yield from self.check(d, cond, spec.pattern, d in matching)
                 lines = self.r.text(d) + "\n" + "\n".join(self.r.found.get(d, []))
                 if has is None:  # nothing of it came through: the total is unknown
                     unread.append(d)

@@ -233,3 +233,15 @@ def test_no_count_is_asked_of_a_unit_the_text_gives_twice() -> None:
     assert not [c for c in book.clues("c") if c.kind == "number"]
     assert [c.shown for c in book.clues("w") if c.kind == "number"] == [
         "whose subject directed more than 81 films", "whose subject directed fewer than 150 films"]
+
+
+def test_no_date_bound_that_every_date_of_its_kind_in_the_corpus_meets() -> None:
+    """"released before 2025" in a corpus whose films come out by 2019 rules nothing out."""
+    docs = [Document(doc_id=f"m{y}", title=f"Film {y}", text=f"Film {y} was released in {y}.",
+                     source="t") for y in (1931, 1956, 2011, 2017)]
+    book = FactBook(docs, NameIndex(docs))
+    shown = {c.shown for c in book.clues("m2017")}
+    assert "whose subject was released in the 2010s" in shown
+    assert "whose subject was released after 2010" in shown
+    assert not any("before 2025" in s or "before 2020" in s for s in shown)  # last one: 2017
+    assert not any("after 1925" in s for s in {c.shown for c in book.clues("m1931")})  # first
