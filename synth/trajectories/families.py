@@ -321,6 +321,7 @@ class Plans:
             if has:
                 self.book.left = []
                 self.book.now = ""
+                self.book.open = None  # settled: no later thought says it is still open
                 fact = "f_phrase" if clue or phrase else "f_link"
                 self.book.facts.append(((fact, {"via": self.r.title(via), "title": self.r.title(cand),
                                                 "pattern": self.seen(cand, clue, phrase)}), cand))
