@@ -19,6 +19,12 @@ END_OF_DOCUMENT = "(end of document)"  # the footer of a document's last page
 NAMED = "Entries named here: "  # the line before the footer: the page's names of other entries
 
 
+def named_line(result: str) -> str:
+    """What an `open` result lists after NAMED ("" when it lists nothing)."""
+    return next((ln.removeprefix(NAMED) for ln in result.splitlines() if ln.startswith(NAMED)),
+                "")
+
+
 class Open(Tool):
     """Reads a document one page at a time; pages are numbered from 0."""
 

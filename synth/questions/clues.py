@@ -87,11 +87,16 @@ class FactBook:
                     self.categories.setdefault(doc_id, set()).add(f.value.lower())
         # the earliest and latest year the corpus gives each kind of event: a bound outside
         # them ("released before 2025" in a corpus of films up to 2019) rules nothing out
-        self.span: dict[str, tuple[int, int]] = {}
+        every: dict[str, list[int]] = {}
         for per_key in self.dates.values():
             for key, years in per_key.items():
-                low, high = self.span.get(key, (min(years), max(years)))
-                self.span[key] = (min(low, *years), max(high, *years))
+                every.setdefault(key, []).extend(years)
+        self.span = {key: (min(years), max(years)) for key, years in every.items()}
+        # units a document's text gives two quantities of ("64 films in Europe ... 102 films in
+        # Hollywood", "directed 93 films ... acted in 62 films"): which is meant is unclear
+        self.twice = {doc_id: {u for u in units if u != "%"
+                               and len(quantities(self.docs[doc_id].text, u)) > 1}
+                      for doc_id, units in self.numbers.items()}
         self._mentioned: dict[str, set[str]] = {}
         self._named_as: dict[str, set[tuple[str, str]]] = {}
         self._written: dict[str, set[str]] = {}
@@ -222,9 +227,7 @@ class FactBook:
                 out.append(entity_clue(f, self.quoted(f)))
         for f in self.of(doc_id, "number"):
             key = self.key_of.get(f)
-            # no clue of a unit the text gives twice ("64 films in Europe ... 102 films in
-            # Hollywood", "directed 93 films ... acted in 62 films"): which is meant is unclear
-            if key and (key == "%" or len(quantities(self.docs[doc_id].text, key)) == 1):
+            if key and key not in self.twice.get(doc_id, ()):  # no clue of a unit given twice
                 out += number_clues(f, key)
         for f in self.of(doc_id, "category"):
             out.append(Clue(kind="category", relation=f.relation, value=f.value,

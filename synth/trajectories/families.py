@@ -20,6 +20,7 @@ from typing import Any
 from hopforge.corpus.matching import matches
 from hopforge.corpus.names import index_for, name_key, without_parenthesis
 from hopforge.corpus.records import Document
+from hopforge.corpus.tools.page import named_line
 from hopforge.synth.questions.facts import LIFE_KEYS
 from hopforge.synth.questions.families import family_of
 from hopforge.synth.questions.wording import quoted
@@ -45,6 +46,10 @@ class Notebook:
     now: str = ""  # the item being checked, neither checked nor left
     ruled_out: int = 0  # candidates a tool result showed not to match
     told: int = 0  # facts the thoughts have stated (the rest were learned since the last one)
+
+    def checking(self, now: str = "", left: list[str] | None = None) -> None:
+        """The item being checked and those after it; no arguments: none (done or given up)."""
+        self.now, self.left = now, left or []
 
     def fresh(self) -> list[Note]:
         """The facts learned since the last thought, which the next one states: a later row
@@ -97,8 +102,7 @@ def legacy_spec(question: Question, docs: Mapping[str, Document]) -> Spec:
 
 def listed(result: str) -> list[str]:
     """The names an `open` result lists as entries named on its page, as written there."""
-    line = next((x for x in result.splitlines() if x.startswith(NAMED)), "")
-    return [x.split(" → ")[0] for x in line.removeprefix(NAMED).split("; ") if x]
+    return [x.split(" → ")[0] for x in named_line(result).split("; ") if x]
 
 
 def typed(clue: Clue | None) -> bool:
@@ -310,8 +314,7 @@ class Plans:
                           else ("o_link", {"via": via_title, "pattern": quoted}))
         for n, (cand, name) in enumerate(cands):
             # what is left is every later name the pages show, not the names up to the target
-            self.book.left = [c for _, c in every[n + 1:]]
-            self.book.now = name
+            self.book.checking(name, [c for _, c in every[n + 1:]])
             if not (yield from self.reach(via, cand)):
                 break  # not reached, so not ruled out: a later name may not be taken over it
             want = cand == target and bool(target)
@@ -319,8 +322,7 @@ class Plans:
             if has is None:  # it could not be checked: no later one may be taken over it
                 break
             if has:
-                self.book.left = []
-                self.book.now = ""
+                self.book.checking()
                 self.book.open = None  # settled: no later thought says it is still open
                 fact = "f_phrase" if clue or phrase else "f_link"
                 self.book.facts.append(((fact, {"via": self.r.title(via), "title": self.r.title(cand),
@@ -329,8 +331,7 @@ class Plans:
             self.book.ruled_out += 1
             if n + 1 < len(cands):
                 self.r.note("back", title=self.r.title(via))
-        self.book.left = []
-        self.book.now = ""
+        self.book.checking()
         return ""
 
     def title_in(self, via: str, doc_id: str) -> str:
@@ -506,8 +507,7 @@ class Plans:
                 self.rng.random() < self.wrong_candidate) else []
             cands = [*first, target] if target in counts else ranked[:6]
         for n, cand in enumerate(cands):
-            self.book.left = [self.r.title(c) for c in cands[n + 1:]]
-            self.book.now = self.r.title(cand)
+            self.book.checking(self.r.title(cand), [self.r.title(c) for c in cands[n + 1:]])
             ok = True
             for p in phrases:
                 has, _ = yield from self.r.contains(cand, p)
@@ -515,14 +515,12 @@ class Plans:
                     ok = False
                     break
             if ok:
-                self.book.left = []
-                self.book.now = ""
+                self.book.checking()
                 self.book.facts.append((("f_all", {"title": self.r.title(cand)}), cand))
                 yield from self.answer("answer", self.r.title(cand))
                 return
             self.r.note("back", title="the candidates")
-        self.book.left = []
-        self.book.now = ""
+        self.book.checking()
         if self.spec.unanswerable:
             yield from self.not_found()
         else:
@@ -566,8 +564,7 @@ class Plans:
         found: dict[str, int] = {}
         matching = set(spec.matching)
         for n, (d, name, via) in enumerate(items):
-            book.left = [name for _, name, _ in items[n + 1:]]
-            book.now = name
+            book.checking(name, [name for _, name, _ in items[n + 1:]])
             if not (yield from self.reach(via, d)):
                 unread.append(d)
             else:
@@ -589,8 +586,7 @@ class Plans:
                     book.facts.append((("f_value", {"title": self.r.title(d),
                                                      "value": f"{cond.key} {values[d]}"}), d))
                 book.checked += 1
-        book.left = []
-        book.now = ""
+        book.checking()
         if unread:  # a member it could not check may meet the condition: the total is
             yield from self.give_up_set(unread)  # unknown, and so is whether none does
             return

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hopforge.corpus.tools import ToolResult, is_final, validate_arguments
-from hopforge.corpus.tools.page import NAMED
+from hopforge.corpus.tools.page import named_line
 from hopforge.synth import prompts
 from hopforge.synth.annotate import Annotator, normalize_call, shown_titles
 from hopforge.synth.records import Checkpoint, Question, ToolCall, Trajectory, Turn, Usage
@@ -156,7 +156,7 @@ def _pointer(turn: int, call: ToolCall, result: ToolResult) -> str:
     titles = shown_titles(result.text)
     lines = result.text.splitlines()
     shown = ""
-    listed = next((line.removeprefix(NAMED) for line in lines if line.startswith(NAMED)), "")
+    listed = named_line(result.text)
     if listed:
         shown += f"; entries named there: {listed}"
     if result.ok and call.name in LINE_TOOLS and lines:  # the lines it found: short, and what
