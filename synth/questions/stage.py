@@ -108,8 +108,8 @@ async def generate_questions(
     while accepted < n and tried < budget:
         wave: list[Draft] = []
         want = min(budget - tried, max(2 * (n - accepted), 8))
-        draws = 0
-        while len(wave) < want and draws < 30 * want:
+        draws = 0  # enough for each kind to fail MAX_MISSES times before the wave gives up
+        while len(wave) < want and draws < 30 * want + MAX_MISSES * len(config.kinds):
             draws += 1
             full = {"unanswerable"} if have["unanswerable"] >= unanswerable_cap else set()
             kind = _next_kind(config, have, misses, drawn, n, full)
@@ -201,10 +201,13 @@ def _unanswerable_cap(config: QuestionConfig, n: int) -> int:
 
 def _next_kind(config: QuestionConfig, have: Counter[str], misses: Counter[str],
                drawn: Counter[str], n: int, full: Collection[str] = ()) -> str | None:
-    """The kind furthest below its share (unanswerable: `unanswerable_share`, the rest alike),
-    skipping kinds whose last 150 draws all failed and kinds already drawn four times as often
-    as their share of `n` (a kind this corpus seldom accepts gives way to the others), and
-    kinds in `full` (their share is planned already)."""
+    """The kind furthest below its share (unanswerable: `unanswerable_share`, the rest alike;
+    of kinds as far below, the one with the fewest failed draws since its last draft, so a kind
+    that cannot make this round's tasks does not hold the draws that others would fill, as on
+    a ladder rung only long aggregations reach), skipping kinds whose last 150 draws all failed
+    and kinds already drawn four times as often as their share of `n` (a kind this corpus
+    seldom accepts gives way to the others), and kinds in `full` (their share is planned
+    already)."""
     answerable = [k for k in config.kinds if k != "unanswerable"]
 
     def share(kind: str) -> float:
@@ -220,7 +223,8 @@ def _next_kind(config: QuestionConfig, have: Counter[str], misses: Counter[str],
     if not kinds:
         return None
     total = sum(have.values()) + 1
-    return max(kinds, key=lambda k: (share(k) * total - have[k], -config.kinds.index(k)))
+    return max(kinds, key=lambda k: (share(k) * total - have[k], -misses[k],
+                                     -config.kinds.index(k)))
 
 
 def plain_searcher(graph: CorpusGraph) -> checks.SearchBackend:

@@ -212,6 +212,21 @@ def test_questions_name_no_hidden_document_and_read_plainly(
     assert sorted(chains)[len(chains) // 2] <= 35
 
 
+def test_a_rung_of_the_whole_mix_fills_with_the_kind_that_reaches_it(
+        docs: list[Document], searcher: Searcher, graph: CorpusGraph) -> None:
+    """The demo's rungs keep every kind; only aggregations reach 50 calls on the Jargon File,
+    and the kinds that cannot must not take every draw of the wave before it is tried."""
+    rung = generate(docs, searcher, graph, seed=0, n=2, min_calls=50, max_calls=150)
+    accepted = [q for q in rung if not q.rejected]
+    assert len(accepted) == 2 and all(50 <= q.min_calls <= 150 for q in accepted)
+    # the next rung: the kinds made above are ahead of their share, yet they are the ones
+    # that reach 100 calls; a wave draws until every kind has failed its fill
+    longer = asyncio.run(generate_questions(
+        docs, searcher, config=QuestionConfig(min_calls=100, max_calls=300),
+        rng=random.Random(1), n=1, graph=graph, accepted_so_far=accepted))
+    assert [q.min_calls >= 100 for q in longer if not q.rejected] == [True]
+
+
 def test_min_calls_ladder_for_aggregation(docs: list[Document], searcher: Searcher,
                                           graph: CorpusGraph) -> None:
     ladder = generate(docs, searcher, graph, seed=3, n=4, kinds=("aggregation",), min_calls=50,
