@@ -210,7 +210,8 @@ class Plans:
 
     def read_for(self, via: str, doc_id: str) -> Move:
         """Read `via` until `doc_id` is mentioned in what was read (or to its end)."""
-        yield from self.r.read_until(via, lambda t: self.surface(doc_id, t)[1] >= 0)
+        yield from self.r.read_until(via, lambda t: self.surface(doc_id, t)[1] >= 0,
+                                     first="open")
         last = max(self.r.pages.get(via, {0: ""}))
         seen = listed(self.r.pages.get(via, {}).get(last, ""))  # as the page just read lists
         if seen:

@@ -215,7 +215,7 @@ class Reader:
 
     def read_page(self, doc_id: str, page: int, first: str = "open") -> Move:
         """Open one page; its text when it came through, else "". `first`: the situation of
-        opening page 0 ("open_wrong" when what was seen so far does not yet show the point)."""
+        opening page 0 ("read" when nothing seen so far says it is the next step)."""
         args: dict[str, Any] = {"doc_id": doc_id}
         if page:
             args["page"] = page
@@ -241,7 +241,7 @@ class Reader:
         return obs
 
     def read_until(self, doc_id: str, done: Any, all_pages: bool = False,
-                   first: str = "open") -> Move:
+                   first: str = "read") -> Move:
         """Read pages in order until `done(text read so far)` or the last page; the text read."""
         page = 0
         while True:

@@ -22,9 +22,10 @@ this module, holds every voice's line for each situation and note; `Voice.say` r
     widen          a longer result list, or the last, wider search ({what}: the query)
     retry          the same call again after an error ({what}: the call, as `call_words` says it)
     reread         the same call again after a cut or a changed layout ({what})
-    open           opening a document the results show ({title})
+    open           opening a document the results show, the next step on ({title})
+    read           reading a document to check it or list what it names, no claim made of
+                   it yet ({title})
     open_more      reading the next page of a document ({title}, {page})
-    open_wrong     checking a candidate that may not be the one ({title})
     open_dates     reading a page's opening for its dates, after find showed no line ({title})
     open_lead      reading a page's opening for a birth or death year, before any find ({title})
     find           looking for a phrase inside a document ({title}, {pattern})
@@ -48,8 +49,8 @@ from typing import Any
 from hopforge.corpus.errors import HopforgeError
 
 SITUATIONS: tuple[str, ...] = (
-    "first", "search", "rephrase", "reword", "widen", "retry", "reread", "open", "open_more",
-    "open_wrong", "open_dates", "open_lead", "find", "find_fallback", "give_up", "give_up_set",
+    "first", "search", "rephrase", "reword", "widen", "retry", "reread", "open", "read", "open_more",
+    "open_dates", "open_lead", "find", "find_fallback", "give_up", "give_up_set",
     "early", "answer", "not_found", "forced",
 )
 # What a thought reports before its call: {title}, {names}, {pattern}, {n}, {tool}, ...

@@ -139,6 +139,35 @@ def test_it_reads_on_checks_candidates_and_goes_back(build: list[Trajectory]) ->
     assert long >= 100
 
 
+def test_a_page_opened_to_check_it_is_not_called_right(build: list[Trajectory]) -> None:
+    """A candidate opened after `find` failed or showed no line is read, not announced as the
+    one: no voice's `open` line ("X looks right; opening it") before it."""
+    import tomllib
+    from importlib.resources import files
+
+    table = tomllib.loads(files("hopforge.synth.trajectories").joinpath("voices.toml").read_text())
+    claims = [v["situations"]["open"].split("{title}") for v in table["voices"]]
+    checked = 0
+    for t in build:
+        found: set[str] = set()
+        for x in t.turns:
+            if x.call is None:
+                continue
+            doc = str(x.call.arguments.get("doc_id", ""))
+            if x.call.name == "find":  # the last find of a document: no line shown?
+                if ((x.fault is not None and x.fault.kind in ("timeout", "empty"))
+                        or x.result.startswith("No line of")):
+                    found.add(doc)
+                else:
+                    found.discard(doc)
+            elif x.call.name == "open" and not x.call.arguments.get("page") and doc in found:
+                checked += 1
+                line = x.thought.rsplit(". ", 1)[-1]
+                assert not any(line.startswith(a.strip()) and line.endswith(b.strip())
+                               for a, b in claims if (a + b).strip()), x.thought
+    assert checked
+
+
 def test_every_fault_kind_gets_a_visible_reaction(build: list[Trajectory]) -> None:
     seen = set()
     for t in build:
