@@ -13,7 +13,7 @@ import logging
 import random
 import re
 from collections import Counter
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import replace
 
 from hopforge.corpus.index import IndexConfig
@@ -34,7 +34,7 @@ from hopforge.synth.records import Checks, Question, Spec, Step
 from hopforge.synth.teacher.chat import ChatModel, ModelResponseError, ModelUnavailable
 
 log = logging.getLogger(__name__)
-MAX_MISSES = 150  # a kind whose last this many draws all failed gives way to the others
+MAX_MISSES = 500  # a kind whose last this many draws all failed gives way to the others
 REACH_K = 20  # a title read in a text must be found by searching it (k up to 20)
 _TOP_COMMA = re.compile(r",(?![^()]*\))")
 
@@ -86,7 +86,8 @@ async def generate_questions(
                         min_clues=config.min_clues, max_clues=config.max_clues,
                         year_answer_rate=config.year_answer_rate, min_calls=config.min_calls,
                         max_calls=config.max_calls, min_items=config.min_items,
-                        min_df=corpus_min_df(config.min_df, len(graph.order)), max_gap=max_gap)
+                        min_df=corpus_min_df(config.min_df, len(graph.order)), max_gap=max_gap,
+                        probe=_probe(graph, config.shortcut_rank))
     earlier = list(accepted_so_far)
     seen = {*seen_qids, *(q.qid for q in earlier)}
     dups = near_duplicates
@@ -225,6 +226,18 @@ def _next_kind(config: QuestionConfig, have: Counter[str], misses: Counter[str],
     total = sum(have.values()) + 1
     return max(kinds, key=lambda k: (share(k) * total - have[k], -misses[k],
                                      -config.kinds.index(k)))
+
+
+def _probe(graph: CorpusGraph, k: int) -> Callable[[str], list[str]] | None:
+    """The doc_ids one plain BM25 search lists first, as the shortcut check searches (None
+    when that check is off): clues are chosen so their own words do not find their document."""
+    if not k:
+        return None
+
+    def probe(query: str) -> list[str]:
+        (hits,) = plain_searcher(graph).search_batch([query], k=k, mode="bm25")
+        return [h.doc_id for h in hits]
+    return probe
 
 
 def plain_searcher(graph: CorpusGraph) -> checks.SearchBackend:

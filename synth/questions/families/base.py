@@ -15,7 +15,7 @@ import itertools
 import math
 import random
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -121,6 +121,9 @@ class Family:
         return []
 
 
+PROBED = 6  # the clues of a band searched for before one is chosen
+
+
 class Families:
     """Samples drafts of every family over one corpus graph, deterministic for its `rng`: the
     settings, the walk over visible names and the clue choice that every family shares."""
@@ -129,8 +132,11 @@ class Families:
                  max_hops: int = 4, min_clues: int = 2, max_clues: int = 4,
                  year_answer_rate: float = 0.3, min_calls: int = 0, max_calls: int = 0,
                  min_items: int = 4, min_df: int = 20, max_items: int = 400,
-                 max_phrase_share: float = 0.15, max_gap: int = 0) -> None:
+                 max_phrase_share: float = 0.15, max_gap: int = 0,
+                 probe: Callable[[str], Sequence[str]] | None = None) -> None:
         self.g, self.rng = graph, rng
+        self.probe = probe  # one search: the doc_ids it lists first (the shortcut check's view)
+        self._probed: dict[str, frozenset[str]] = {}
         self.book: FactBook = graph.facts
         self.min_hops, self.max_hops = min_hops, max_hops
         self.min_clues, self.max_clues = min_clues, max_clues
@@ -172,11 +178,12 @@ class Families:
         return self.drafts < 10 or self.phrase_drafts < self.max_phrase_share * self.drafts
 
     def clue(self, doc_id: str, rivals: Sequence[str], hidden: Sequence[str],
-             *, avoid_key: str = "", undated: bool = False, taken: Sequence[Step] = ()
-             ) -> tuple[Clue, tuple[Clue, ...]] | None:
+             *, avoid_key: str = "", undated: bool = False, taken: Sequence[Step] = (),
+             unfound: bool = False) -> tuple[Clue, tuple[Clue, ...]] | None:
         """A clue that picks `doc_id` among `rivals` (and others to blur further), facts first;
         the phrase fallback only where `phrase_allowed(taken)`. `avoid_key`: no date clue of
-        that relation; `undated`: no date clue at all."""
+        that relation; `undated`: no date clue at all; `unfound`: no fact clue whose words
+        alone find `doc_id` (`findable`), None when every one does."""
         said = {s.fact.shown for s in taken if s.fact}  # a question states a clue once
         found = [c for c in self.book.picking(doc_id, rivals, hidden=hidden)
                  if not (c.kind == "date" and (undated or (avoid_key and c.key == avoid_key)))
@@ -185,9 +192,16 @@ class Families:
             best = found[0].kind
             band = [c for c in found if c.kind == best]
             self.rng.shuffle(band)
-            # the clue most documents meet blurs best: one search for it lists many
+            # the clue most documents meet blurs best: one search for it lists many; of the
+            # first few, those whose words alone find the document go last
             band.sort(key=lambda c: -self.holders(c))
+            band[:PROBED] = sorted(band[:PROBED], key=lambda c: self.findable(c, doc_id))
             rest = [c for c in found if c.kind != best]
+            if unfound and self.findable(band[0], doc_id):
+                band = [c for c in rest[:PROBED] if not self.findable(c, doc_id)]
+                if not band:
+                    return None  # every clue's words find it: the question would give it away
+                rest = []
             return band[0], tuple(band[1:3] + rest[:2])
         if not self.phrase_allowed(taken) or self.book.fact_share() >= 0.2:
             return None  # a corpus of facts words its clues as facts ("United States" is none)
@@ -199,6 +213,19 @@ class Families:
         doc = self.g.docs[doc_id]
         made = [phrase_clue(doc, p) for p in phrases]
         return made[0], tuple(made[1:])
+
+    def findable(self, c: Clue, doc_id: str) -> bool:
+        """Whether one search of the clue's words, as the question quotes or states them,
+        lists `doc_id` (False without a probe)."""
+        if self.probe is None:
+            return False
+        queries = [c.shown.replace("“", "").replace("”", "")]
+        if c.kind in ("entity", "phrase", "category"):
+            queries.append(c.value)
+        for query in queries:
+            if query not in self._probed:
+                self._probed[query] = frozenset(self.probe(query))
+        return any(doc_id in self._probed[query] for query in queries)
 
     def holders(self, c: Clue) -> int:
         """How many documents of the corpus meet clue `c` (an entity clue: those naming its
@@ -267,8 +294,9 @@ class Families:
         hidden = [m.doc for m in path]  # no clue names a document of the walk
         steps = [Step(doc=path[0].doc, relation="start")]
         alternatives: list[tuple[Clue, ...]] = [()]
-        for prev, cur in itertools.pairwise(path):
-            made = self.clue(cur.doc, self.g.rivals[prev.doc], hidden, taken=steps)
+        for prev, cur in itertools.pairwise(path):  # the answer and the page naming it:
+            made = self.clue(cur.doc, self.g.rivals[prev.doc], hidden, taken=steps,  # their
+                             unfound=cur.doc in (path[-1].doc, path[-2].doc))  # clues hide them
             if made is None:
                 return None
             steps.append(self.step(cur.doc, "link", prev.doc, made[0]))

@@ -69,7 +69,8 @@ class Intersection(Family):
                 return None
             a = s.rng.choice(starts)
             used.add(a)
-            made = s.clue(e, s.g.rivals[a], [target, *chosen, a], taken=steps)
+            made = s.clue(e, s.g.rivals[a], [target, *chosen, a], taken=steps,
+                          unfound=True)  # each side names the answer: its clue hides it
             if made is None:
                 return None
             steps += [Step(doc=a, relation="start"), s.step(e, "link", a, made[0])]
