@@ -45,7 +45,8 @@ class ScoreConfig:
     - efficiency = clip(min(1, ideal / turns) - repeat_penalty * repeats / turns, 0, 1), where
       ideal = turns_per_doc * max(hops + 1, |gold docs|) + 1 (a search and an open per document,
       then the answer).
-    - recovery = min(1, recovered turns / faulted turns), and no_fault_recovery when no fault met.
+    - recovery = min(1, recovered turns / faulted turns), and no_fault_recovery when no fault met
+      (a result in another layout is no fault to recover from: all of it is there).
 
     pointwise = sum(w_c * component) / sum(w_c) over the five weights below.
 
@@ -189,8 +190,10 @@ def efficiency(traj: Trajectory, question: Question, config: ScoreConfig) -> flo
 
 
 def recovery(traj: Trajectory, config: ScoreConfig) -> float:
-    """Share of faults met that a later turn recovered from."""
-    faults = sum(1 for t in traj.turns if t.fault is not None or t.error)
+    """Share of faults met that a later turn recovered from (a result in another layout lost
+    nothing, and reading it as it is needs no second call)."""
+    faults = sum(1 for t in traj.turns
+                 if (t.fault is not None and t.fault.kind != "format") or t.error)
     if faults == 0:
         return config.no_fault_recovery
     return min(1.0, sum(1 for t in traj.turns if t.recovered) / faults)

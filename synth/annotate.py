@@ -222,8 +222,8 @@ class Annotator:
             self._last_index[key] = index
             if args_valid:
                 intent = call_intent(call)
-                if fault is not None:
-                    self._faulted.add(intent)
+                if fault is not None and fault.kind != "format":  # a re-laid result lost
+                    self._faulted.add(intent)  # nothing: there is nothing to recover
                 elif ok and intent in self._faulted:
                     self._faulted.discard(intent)
                     recovered = True

@@ -188,13 +188,14 @@ class Plans:
         name = self.named(doc_id)
         habit = self.r.speaker.habit().first
         q = self.q.question.strip().rstrip("?").strip()
-        first = {"question": q, "keywords": " ".join(keywords(q, 6)),
-                 "title": name, "title-context": f"{name} {' '.join(keywords(q, 2, name))}"}
+        said = " ".join(quoted(q)) or q  # its names and clues, not the words it is put in
+        first = {"question": q, "keywords": " ".join(keywords(said, 6)),
+                 "title": name, "title-context": f"{name} {' '.join(keywords(said, 2, name))}"}
         query = first.get(habit) or q
         if not name:  # the question does not spell the start's name: search with its words
             name = " ".join(keywords(q, 4))
         self.book.open = ("o_start", {"title": name})
-        ok = yield from self.r.locate(doc_id, name, near=q, first=query.strip())
+        ok = yield from self.r.locate(doc_id, name, near=said, first=query.strip())
         self.book.open = None
         if ok:
             self.book.facts.append((("f_start", {"title": self.r.title(doc_id)}), doc_id))

@@ -11,6 +11,7 @@ the same text.
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from collections.abc import Generator, Mapping
@@ -70,6 +71,18 @@ def fault_seen(obs: str, tool: str) -> str:
     if obs.strip() in EMPTY_TEXTS:
         return "empty"
     return ""
+
+
+def unlaid(obs: str) -> str:
+    """A re-laid result in the usual layout, one line per line: the JSON object's `output`
+    lines, or the flat line split at its " | " marks (what a reader reads off it)."""
+    if obs.startswith('{"tool"'):
+        try:
+            lines = json.loads(obs).get("output", [])
+        except (ValueError, AttributeError):
+            return obs
+        return "\n".join(str(line) for line in lines)
+    return obs.replace(" | ", "\n")
 
 
 FINAL = frozenset({"answer", "early", "not_found", "forced", "give_up"})
@@ -139,7 +152,12 @@ class Reader:
         self._observe(obs)
         for attempt in range(self.max_retries + 1):
             kind = fault_seen(obs, call.name)
-            if kind not in ("timeout", "cut", "layout", "empty"):
+            if kind == "layout":  # all of it is there: read it as it is, no second call
+                self.note(kind, tool=call.name, seconds="?")
+                obs = unlaid(obs)
+                self._observe(obs)
+                break
+            if kind not in ("timeout", "cut", "empty"):
                 break
             seconds = _SECONDS.search(obs)
             self.note(kind, tool=call.name, seconds=seconds.group(1) if seconds else "?")
@@ -147,7 +165,8 @@ class Reader:
             if last or (kind == "empty" and call.name == "search"):
                 break  # the caller rephrases or goes another way (the same words, said so)
             self.sent[key] += 1
-            again = "retry" if kind in ("timeout", "empty") else "reread"  # empty: a find, a page
+            # empty: a find or a page; reread: a result cut short
+            again = "retry" if kind in ("timeout", "empty") else "reread"
             obs = yield self.say(again, what=self.named(call)), call
             self._observe(obs)
         return obs

@@ -21,7 +21,7 @@ this module, holds every voice's line for each situation and note; `Voice.say` r
     reword         another query after one that failed (an error, an empty reply) ({what})
     widen          a longer result list, or the last, wider search ({what}: the query)
     retry          the same call again after an error ({what}: the call, as `call_words` says it)
-    reread         the same call again after a cut or a changed layout ({what})
+    reread         the same call again after a result cut short ({what})
     open           opening a document the results show, the next step on ({title})
     read           reading a document to check it or list what it names, no claim made of
                    it yet ({title})

@@ -139,6 +139,32 @@ def test_it_reads_on_checks_candidates_and_goes_back(build: list[Trajectory]) ->
     assert long >= 100
 
 
+def test_first_searches_take_the_words_the_question_quotes(
+        build: list[Trajectory], spec_questions: list[Question], jargon: Searcher) -> None:
+    """Before the first page is opened, a query is the question itself or words of the start's
+    name and of what the question quotes, never the words it is put in ("some", "tagged")."""
+    by = {q.qid: q for q in spec_questions}
+    checked = 0
+    for t in build:
+        question, spec = by[t.qid].question, by[t.qid].spec
+        assert spec is not None
+        said = {w.lower() for p in [*re.findall(r"“([^”]+)”|\"([^\"]+)\"", question),
+                                    *[(d.title,) for d in jargon.documents.values()
+                                      if d.doc_id == spec.start]]
+                for w in re.findall(r"\w+", " ".join(p))}
+        for x in t.turns:
+            if x.call is None or x.call.name != "search":
+                if x.call is not None:
+                    break
+                continue
+            query = str(x.call.arguments["query"])
+            if query.strip().rstrip("?") == question.strip().rstrip("?"):
+                continue
+            checked += 1
+            assert {w.lower() for w in re.findall(r"\w+", query)} <= said, (query, question)
+    assert checked
+
+
 def test_a_page_opened_to_check_it_is_not_called_right(build: list[Trajectory]) -> None:
     """A candidate opened after `find` failed or showed no line is read, not announced as the
     one: no voice's `open` line ("X looks right; opening it") before it."""
@@ -177,8 +203,10 @@ def test_every_fault_kind_gets_a_visible_reaction(build: list[Trajectory]) -> No
             seen.add(x.fault.kind)
             if x.fault.kind == "timeout":
                 assert "30 s" in nxt.thought and "30 s" in x.result
-            if x.fault.kind in ("timeout", "format", "partial") and nxt.call == x.call:
+            if x.fault.kind in ("timeout", "partial") and nxt.call == x.call:
                 assert nxt.thought.split(".")[0] != x.thought.split(".")[0]
+            if x.fault.kind == "format":  # all of it is there: read as it is, not asked again
+                assert nxt.call != x.call
             if x.fault.kind == "empty" and x.call.name == "search":
                 assert nxt.call != x.call  # rephrased, not repeated
     assert seen == {"empty", "timeout", "format", "partial"}
