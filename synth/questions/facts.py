@@ -51,7 +51,8 @@ _AFTER_MONTH = re.compile(rf"{_MONTH}\s*$")
 _SENTENCE = re.compile(r"[^\n.!?]*(?:[.!?](?=\s|$)|\n|$)")
 _REL_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 _FIRST = re.compile(r"[.!?](?=\s|$)|\n")
-_BOUNDARY = re.compile(r"[.;:!?()\[\]{}\"“”,—–]")
+_OPENING_QUOTE = re.compile(r'^\s*["“][^"“”]{1,120}["”]')
+_BOUNDARY = re.compile(r"[.;:!?()\[\]{},—–]")  # not quotes: a quoted name before the word is its subject
 # FOLDOC's <tag> where a sense opens (an HTML <kbd> inside a line is no category)
 _FOLDOC_TAG = re.compile(r"(?:^|\n)\s*(?:\d+\.\s*)?<([a-z][a-z ,/-]{1,40})>")
 _JARGON_TAG = re.compile(r"(?:^|\n)\s*(?:\d+\.\s*)?\[([A-Za-z][\w .'-]{1,30})\]")
@@ -156,7 +157,8 @@ def own_event(sentence: str, pos: int, title: str = "", lead: str = "") -> str:
     (`about_subject`)."""
     if title and not about_subject(sentence, title, lead):
         return ""
-    head = sentence[:pos]
+    # a quoted name that opens the sentence is its subject: it stands aside like a pronoun
+    head = _OPENING_QUOTE.sub(lambda m: " " * len(m.group(0)), sentence[:pos])
     marks = list(_BOUNDARY.finditer(head))
     cut = marks[-1].end() if marks else 0
     words = _REL_WORD.findall(head[cut:])

@@ -21,7 +21,8 @@ The rules are the ones a careful reader applies to the text `open` shows:
   is) has the word K among the four words right before it, with no punctuation between, and
   the date is the subject's own: its sentence does not open with a possessive ("His father
   died in", "Big Boi's debut"), its clause holds no relative word ("which was released in"), no capitalized word
-  stands between the sentence's opening name and K ("starred in Heat released in"), and a
+  stands between the sentence's opening name and K ("starred in Heat released in", "the film
+  “Chandralekha” released in"), and a
   clause that opens with K after a comma or dash follows at most three words; the sentence
   opens with the document (he/she/it/they, a capitalized name sharing a word with its title,
   or "The"/"This" and a word of its title, of its first sentence, or "term", "word" ...); a K that a
@@ -49,7 +50,7 @@ _MONTH = ("(?:January|February|March|April|May|June|July|August|September|Octobe
           "December)")
 _DATE = re.compile(rf"(?<![\w.,-])(?:(?:\d{{1,2}} )?{_MONTH} (?:\d{{1,2}}, )?(?:1[5-9]\d\d|20[0-4]\d)"
                    r"|1[5-9]\d\d|20[0-4]\d)(?!\w|[,.]\d)")
-_PUNCT = re.compile(r"[.;:!?()\[\]{}\"“”,—–]")
+_PUNCT = re.compile(r"[.;:!?()\[\]{},—–]")  # quotes wrap names, they end no clause
 
 
 # a name made only of these is no name ("down", "its")
@@ -447,8 +448,8 @@ def _about(text: str, at: int, title: str) -> bool:
 
 def _own_clause(text: str, start: int, at: int, key: str) -> bool:
     """Whether the clause before the date at `at` dates the sentence subject's own event."""
-    sentence = text[start:at]
-    word = r"[A-Za-z][A-Za-z'-]*"
+    sentence = re.sub(r'^\s*["“][^"“”]+["”]', lambda m: " " * len(m.group(0)), text[start:at])
+    word = r"[A-Za-z][A-Za-z'-]*"  # (a quoted name opening the sentence is its subject)
     opening = re.findall(word, sentence)[:1]
     if opening and opening[0].lower() in _OPENING:
         return False

@@ -90,6 +90,9 @@ def test_an_entity_clue_quotes_the_name_the_text_writes() -> None:
     ("Smith starred in Heat, which was released in 1995.", ""),  # the film's
     ("Smith starred in Heat released in 1995.", ""),
     ("Smith starred in the movie Heat, released in 1995.", ""),
+    ('It is a remake of the film "Chandralekha" released in 1997.', ""),  # the quoted film's
+    ("It is a remake of the film “Chandralekha” released in 1997.", ""),
+    ('"Rise of the Apes" was released on August 5, 2011.', "released"),  # its own title
     ("The VAX was used in 1980.", ""),  # a state, not an event
     ("The war went on until 1945.", ""),
     ("He directed his first film in 1930.", ""),  # the film's date
