@@ -656,3 +656,17 @@ def test_a_short_mix_keeps_the_unanswerable_share_of_what_was_accepted(
     assert unanswerable >= 1
     assert abs(unanswerable / len(ok) - 0.3) <= 0.5 / len(ok) + 0.02
     assert any(q.rejected == "over_share(unanswerable)" for q in made)
+
+
+def test_an_answer_alias_names_no_other_document() -> None:
+    """Grading takes an answer's aliases: a name two documents share ("Mercury" for
+    "Mercury (planet)" and "Mercury (element)") is none of them; a name of its own is."""
+    from hopforge.synth.questions.families.base import alias_forms
+
+    docs = [Document(doc_id="p", title="Mercury (planet)", text="The smallest planet.",
+                     source="t", aliases=("Hermes star",)),
+            Document(doc_id="e", title="Mercury (element)", text="A liquid metal.", source="t"),
+            Document(doc_id="v", title="Venus", text="Next to Mercury (planet).", source="t")]
+    graph = CorpusGraph(docs)
+    assert alias_forms(graph, "p", "") == ("Hermes star",)
+    assert "Mercury" not in alias_forms(graph, "e", "Mercury")

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hopforge.corpus.names import name_key
 from hopforge.synth.questions.clues import FactBook, phrase_clue
 from hopforge.synth.questions.families.calls import longest_gap
 from hopforge.synth.questions.graph import CorpusGraph, Mention, names
@@ -368,6 +369,16 @@ def surface(g: CorpusGraph, src: str, dst: str) -> str:
 
 
 def alias_forms(g: CorpusGraph, doc_id: str, surface: str) -> tuple[str, ...]:
+    """The other names an answer may be given by: the document's names and the form the text
+    wrote, none that names another document too ("Type Objects" for "Type Objects
+    (c-api/type)" while "Type Objects (c-api/typeobj)" is another)."""
+    if "named_by" not in g.memo:
+        named_by: dict[str, set[str]] = {}
+        for d in g.order:
+            for n in names(g.docs[d]):
+                named_by.setdefault(name_key(n), set()).add(d)
+        g.memo["named_by"] = named_by
     title = g.title(doc_id)
-    found = [n for n in (*names(g.docs[doc_id]), surface) if n and n != title]
+    found = [n for n in (*names(g.docs[doc_id]), surface) if n and n != title
+             and g.memo["named_by"].get(name_key(n), set()) <= {doc_id}]
     return tuple(dict.fromkeys(found))
