@@ -70,7 +70,8 @@ class Notebook:
             out.append(("todo", {"open": self.open}))
         if self.left:
             more = f" and {len(self.left) - 3} more" if len(self.left) > 3 else ""
-            out.append(("left", {"names": ", ".join(self.left[:3]) + more}))
+            out.append(("left", {"names": ", ".join(self.left[:3]) + more,
+                                 "now": self.now}))
         return out
 
     def checkpoint(self, queries: list[str], voice: Voice) -> dict[str, Any]:
