@@ -245,7 +245,9 @@ def _stats_lines(manifest: dict[str, Any]) -> list[str]:
         f"- hops: {stats['hops']}; kinds: {stats['kinds']}",
         f"- turns per trajectory: {_fmt(stats['turns_per_trajectory'])}",
         f"- terminations: {stats['terminations']}",
-        f"- combined reward: {_fmt(stats['reward_combined'])}",
+        (f"- combined reward: {_fmt(stats['reward_combined'])} (relative: z-scored among "
+         "each question's runs, so a correct run the others beat is below 0; it ranks runs "
+         "of one question, it does not judge a run alone)"),
         f"- supervised share of assistant turns: {_share(stats['supervised_turn_share'])}",
         f"- teachers: {stats['teachers']}",
         f"- left out by the filters: {stats['dropped_by_reason']}",
