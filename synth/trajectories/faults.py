@@ -144,6 +144,21 @@ def relayout_result(name: str, result: ToolResult, layout: str) -> ToolResult:
     return ToolResult(text=text, ok=result.ok, error=result.error, doc_ids=result.doc_ids)
 
 
+def unlaid(text: str) -> str:
+    """A re-laid result back in the usual layout, one line per line (what a reader reads off
+    it): the JSON object's `output` lines, or a single line split at its " | " marks; any
+    other text as it is."""
+    if text.startswith('{"tool"'):
+        try:
+            lines = json.loads(text).get("output", [])
+        except (ValueError, AttributeError):
+            return text
+        return "\n".join(str(line) for line in lines)
+    if "\n" not in text and " | " in text:
+        return text.replace(" | ", "\n")
+    return text
+
+
 def truncate_result(result: ToolResult) -> ToolResult:
     """Keep the first half of the blocks (or lines, or characters) and say it was cut."""
     text = result.text.strip()

@@ -36,7 +36,7 @@ from hopforge.synth.trajectories.context import (
     parse_checkpoint_json,
 )
 from hopforge.synth.trajectories.fairness import Visible, page_body
-from hopforge.synth.trajectories.faults import FaultyTools
+from hopforge.synth.trajectories.faults import FaultyTools, unlaid
 
 if TYPE_CHECKING:
     from hopforge.synth.trajectories.stage import TrajectoryConfig
@@ -153,16 +153,17 @@ def _pointer(turn: int, call: ToolCall, result: ToolResult) -> str:
     gave it, the entries a page listed as named there, the first lines a `find` found and the
     first sentence of a document's first page, so later calls and the thoughts that count or
     date them stay readable), and the call that shows it again."""
-    titles = shown_titles(result.text)
-    lines = result.text.splitlines()
+    text = unlaid(result.text)  # a result in another layout says the same
+    titles = shown_titles(text)
+    lines = text.splitlines()
     shown = ""
-    listed = named_line(result.text)
+    listed = named_line(text)
     if listed:
         shown += f"; entries named there: {listed}"
     if result.ok and call.name in LINE_TOOLS and lines:  # the lines it found: short, and what
         shown += "; it read: " + " / ".join(lines[:1 + KEPT_LINES])  # a tally rests on
     elif result.ok and call.name == "open" and not call.arguments.get("page"):
-        lead = _lead(result.text)  # where a page states what its subject is, and its dates
+        lead = _lead(text)  # where a page states what its subject is, and its dates
         if lead:
             shown += f"; it read: {lead}"
     if result.doc_ids:

@@ -11,7 +11,6 @@ the same text.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Generator, Mapping
@@ -23,7 +22,7 @@ from hopforge.corpus.records import Document
 from hopforge.corpus.tools import EMPTY_TEXTS, is_final, normalize_text
 from hopforge.synth.annotate import normalize_call
 from hopforge.synth.records import ToolCall
-from hopforge.synth.trajectories.faults import TRUNCATION_NOTE
+from hopforge.synth.trajectories.faults import TRUNCATION_NOTE, unlaid
 from hopforge.synth.trajectories.voice import Note, Speaker
 
 Act = tuple[str, ToolCall]
@@ -71,18 +70,6 @@ def fault_seen(obs: str, tool: str) -> str:
     if obs.strip() in EMPTY_TEXTS:
         return "empty"
     return ""
-
-
-def unlaid(obs: str) -> str:
-    """A re-laid result in the usual layout, one line per line: the JSON object's `output`
-    lines, or the flat line split at its " | " marks (what a reader reads off it)."""
-    if obs.startswith('{"tool"'):
-        try:
-            lines = json.loads(obs).get("output", [])
-        except (ValueError, AttributeError):
-            return obs
-        return "\n".join(str(line) for line in lines)
-    return obs.replace(" | ", "\n")
 
 
 FINAL = frozenset({"answer", "early", "not_found", "forced", "give_up"})

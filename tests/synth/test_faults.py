@@ -79,6 +79,20 @@ def test_format_fault_keeps_the_data_in_another_layout(plain: Plain) -> None:
     assert result.doc_ids == real.doc_ids and result.text != real.text
 
 
+def test_an_old_result_in_another_layout_is_elided_to_the_same_pointer(plain: Plain) -> None:
+    """What a row keeps of an old result (titles beside doc_ids, the names a page lists) does
+    not depend on the layout it came back in."""
+    from hopforge.synth.trajectories.loop import _pointer
+
+    doc_id = plain.toolbox.call("search", SEARCH.arguments).doc_ids[0]
+    for call in (SEARCH, ToolCall(name="open", arguments={"doc_id": doc_id})):
+        real = plain.toolbox.call(call.name, call.arguments)
+        want = _pointer(3, call, real)
+        assert "(" in want and "{" not in want.split("it showed")[-1]
+        for layout in ("json", "flat"):
+            assert _pointer(3, call, relayout_result(call.name, real, layout)) == want, layout
+
+
 def test_partial_fault_truncates_lists_and_text(plain: Plain) -> None:
     real = plain.toolbox.call("search", {"query": "Quillon", "k": 6})
     cut = truncate_result(real)
