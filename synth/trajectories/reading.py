@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Generator, Mapping
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -128,8 +128,10 @@ class Reader:
 
     # -- one call, with the reactions to faults ---------------------------------------------
 
-    def call(self, situation: str, call: ToolCall, **slots: str) -> Move:
-        """Send `call`; retry a timeout, read a cut or re-laid result again. Returns the text.
+    def call(self, situation: str, call: ToolCall, enough: Callable[[str], bool] | None = None,
+             **slots: str) -> Move:
+        """Send `call`; retry a timeout, ask again for a result cut short (unless `enough`
+        says what came through before the cut is what was wanted). Returns the text.
 
         No call goes out more than MAX_SENDS times in a trajectory, in any words order.
         """
@@ -146,6 +148,9 @@ class Reader:
                 break
             if kind not in ("timeout", "cut", "empty"):
                 break
+            if kind == "cut" and enough is not None and enough(obs):
+                self.note(kind, tool=call.name, seconds="?")
+                break  # the part that came through shows what was wanted
             seconds = _SECONDS.search(obs)
             self.note(kind, tool=call.name, seconds=seconds.group(1) if seconds else "?")
             last = attempt == self.max_retries or self.sent[key] >= MAX_SENDS
@@ -173,14 +178,15 @@ class Reader:
     # -- moves ---------------------------------------------------------------------------------
 
     def search(self, query: str, k: int | None = None, situation: str = "search",
-               **slots: str) -> Move:
+               enough: Callable[[str], bool] | None = None, **slots: str) -> Move:
         """One search; returns the doc_ids it showed (none when it failed)."""
         self.queries.append(query)
         self.tried.add((normalize_text(query), k or self.k))
         args: dict[str, Any] = {"query": query}
         if (k or self.k) != 5:
             args["k"] = k or self.k
-        obs = yield from self.call(situation, ToolCall(name="search", arguments=args), **slots)
+        obs = yield from self.call(situation, ToolCall(name="search", arguments=args),
+                                   enough, **slots)
         fault = fault_seen(obs, "search")
         self.clean = not fault  # a whole list, or a plain "No results"
         if fault in ("timeout", "error"):
@@ -209,6 +215,7 @@ class Reader:
                 said = "retry" if key[0] == last else "reword"
             last = key[0]
             ids = yield from self.search(query.strip(), k=k, situation=said if sent else "search",
+                                         enough=lambda obs: doc_id in obs,
                                          what=name if query.strip() == name else
                                          f'"{query.strip()}"', title=name)
             sent += 1

@@ -196,8 +196,14 @@ def test_a_page_opened_to_check_it_is_not_called_right(build: list[Trajectory]) 
 
 def test_every_fault_kind_gets_a_visible_reaction(build: list[Trajectory]) -> None:
     seen = set()
+    asked_again = 0
     for t in build:
-        for x, nxt in zip(t.turns, t.turns[1:]):
+        for i, (x, nxt) in enumerate(zip(t.turns, t.turns[1:])):
+            if (x.fault is not None and x.fault.kind == "partial" and x.call is not None
+                    and x.call.name == "search" and nxt.call == x.call):
+                opened = next((y.call.arguments["doc_id"] for y in t.turns[i + 1:]
+                               if y.call is not None and y.call.name == "open"), "")
+                asked_again += opened != "" and opened in x.result  # it had come through
             if x.fault is None or x.call is None:
                 continue
             seen.add(x.fault.kind)
@@ -210,6 +216,7 @@ def test_every_fault_kind_gets_a_visible_reaction(build: list[Trajectory]) -> No
             if x.fault.kind == "empty" and x.call.name == "search":
                 assert nxt.call != x.call  # rephrased, not repeated
     assert seen == {"empty", "timeout", "format", "partial"}
+    assert asked_again == 0  # a cut list that shows the document wanted is read as it is
 
 
 def test_thoughts_carry_state_and_vary(build: list[Trajectory]) -> None:
