@@ -192,6 +192,12 @@ _DASH = re.compile(r"\s*[–—]\s*|\s+-\s+|(?<=\d)-(?=\d)|\s+to\s+")
 _VAGUE = re.compile(r"\b(?:c\.|ca\.|circa|fl\.|floruit|before|after|or)\s|\?")
 
 
+def title_after(lead: str, at: int, title: str) -> bool:
+    """Whether `title` (without a parenthesis) is written in `lead` after position `at`."""
+    name = re.sub(r"\s*\([^)]*\)\s*$", "", title).strip()
+    return bool(name) and re.search(rf"(?<!\w){re.escape(name)}(?!\w)", lead[at:]) is not None
+
+
 def life_dates(lead: str, title: str) -> list[tuple[str, re.Match[str]]]:
     """("born", date) and ("died", date) from the span in parentheses right after the
     subject's name that opens the document's first sentence, as encyclopedias write a life:
@@ -199,11 +205,15 @@ def life_dates(lead: str, title: str) -> list[tuple[str, re.Match[str]]]:
     an exact date (no "c.", "fl." or "?"); or "(born NAME, DATE)", a birth name before the
     date, where the words before the date are no relation."""
     m = _LIFE.match(lead, lead.find("("))  # the sentence's first parenthesis, not nested
-    if "(" not in lead or m is None or not about_subject(lead, title, lead):
+    if "(" not in lead or m is None:
         return []
     before = _REL_WORD.findall(lead[:m.start()])
     if not before or len(before) > 12 or re.search(r"[.!?;:]\s", lead[:m.start()]):
         return []
+    if not about_subject(lead, title, lead) and not (
+            all(w[:1].isupper() for w in before) and title_after(lead, m.end(), title)):
+        return []  # but a birth name, the known one after it: "Vishal Devgan (born 2 April
+        # 1969), known professionally as Ajay Devgn"
     out: list[tuple[str, re.Match[str]]] = []
     for part in m.group(1).split(";"):
         sides = _DASH.split(part, maxsplit=1)

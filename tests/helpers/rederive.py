@@ -369,7 +369,8 @@ _WORK = ("directed", "produced", "written", "recorded", "released", "published",
 
 def _life(text: str, title: str) -> dict[str, int]:
     """{"born": year, "died": year} from the first parenthesis of the first sentence, when it
-    follows the subject's name (twelve words at most, no sentence mark) and holds two sides of
+    follows the subject's name (twelve words at most, no sentence mark; the document's own, or
+    a birth name in capitals with the title written after the parenthesis) and holds two sides of
     a dash, each an exact date (no "c.", "ca.", "circa", "fl.", "floruit", "before", "after",
     "or", "?", and no "born"/"died" written), or "born", a name and a date."""
     body = text.lstrip()
@@ -381,7 +382,9 @@ def _life(text: str, title: str) -> dict[str, int]:
     names = re.findall(r"[A-Za-z][A-Za-z'-]*", first[:i])
     if not names or len(names) > 12 or re.search(r"[.!?;:]\s", first[:i]):
         return {}
-    if not _about(body, 0, title):
+    known = title.split(" (")[0]  # a birth name, the known one written after the parenthesis
+    if not _about(body, 0, title) and not (all(w[:1].isupper() for w in names)
+                                           and known and known in first[j:]):
         return {}
     for part in first[i + 1:j].split(";"):
         cut = re.search(r"\s*[–—]\s*|\s+-\s+|(?<=\d)-(?=\d)|\s+to\s+", part)

@@ -13,6 +13,7 @@ from hopforge.synth.records import Clue
 from hopforge.synth.teacher.openai_client import OpenAIChatModel
 
 from tests.helpers.openai_server import OpenAITestServer, Reply
+from tests.helpers.rederive import _life as rederive_life
 
 TEXT = ("Free Hand for a Tough Cop is a 1976 Italian film directed by Umberto Lenzi. "
         "He was born on 6 August 1931 in Massa Marittima. The film earned 1,225,000 dollars. "
@@ -223,6 +224,12 @@ def test_a_birth_name_before_the_date_still_dates_the_birth() -> None:
             Document(doc_id="x", title="Other", text="x", source="t")]
     book = FactBook(docs, NameIndex(docs))
     assert book.dates["k"]["born"] == [1972]
+    # a birth name alone opening the lead, the known name after it
+    lead = "Vishal Devgan( born 2 April 1969), known professionally as Ajay Devgn, is an actor."
+    docs = [Document(doc_id="a", title="Ajay Devgn", text=lead, source="t"),
+            Document(doc_id="x", title="Other", text="x", source="t")]
+    assert FactBook(docs, NameIndex(docs)).dates["a"]["born"] == [1969]
+    assert rederive_life(lead, "Ajay Devgn") == {"born": 1969}
 
 
 def test_no_count_is_asked_of_a_unit_the_text_gives_twice() -> None:
