@@ -188,6 +188,8 @@ def own_event(sentence: str, pos: int, title: str = "", lead: str = "") -> str:
 
 LIFE_KEYS = ("born", "died")  # what the span in parentheses after a name dates
 _LIFE = re.compile(r"\(([^()]{4,120})\)")  # matched at the first "(" only
+_LABEL = re.compile(r"\b(?:reign(?:ed)?|r\.|ruled|in office|office|term|served|active|fl)\b",
+                    re.IGNORECASE)  # a span of something else than a life
 _DASH = re.compile(r"\s*[–—]\s*|\s+-\s+|(?<=\d)-(?=\d)|\s+to\s+")
 _VAGUE = re.compile(r"\b(?:c\.|ca\.|circa|fl\.|floruit|before|after|or)\s|\?")
 
@@ -223,6 +225,8 @@ def life_dates(lead: str, title: str) -> list[tuple[str, re.Match[str]]]:
                 out.append(("born", date))
                 break
         if len(sides) == 2:
+            if _LABEL.search(part):
+                break  # "(reigned: 1545–1554)", "(in office 1990 – 1995)": not a life
             for key, side in zip(LIFE_KEYS, sides, strict=True):
                 date = DATE.search(side)
                 if date and not _VAGUE.search(side) and not re.search(r"\b(?:born|died)\b", side):

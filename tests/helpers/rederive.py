@@ -395,6 +395,9 @@ def _life(text: str, title: str) -> dict[str, int]:
                 if date:
                     return {"born": int(re.findall(r"1[5-9]\d\d|20[0-4]\d", date.group(0))[-1])}
             continue
+        if re.search(r"\b(?:reign(?:ed)?|r\.|ruled|in office|office|term|served|active|fl)\b",
+                     part, re.IGNORECASE):
+            return {}  # a reign or a term of office, not a life
         out = {}
         for key, side in (("born", part[:cut.start()]), ("died", part[cut.end():])):
             vague = "?" in side or re.search(r"\bborn\b|\bdied\b", side) or any(

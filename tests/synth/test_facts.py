@@ -133,6 +133,7 @@ def test_a_date_counts_only_in_a_sentence_about_the_document() -> None:
     ("Jonathan Demme (fl. 1550) was a painter.", None, None),
     ("Jonathan Demme (born 1950) is a director.", 1950, None),  # an ordinary date fact
     ("Mary Smith (1944 – 2017) was his aunt.", None, None),  # someone else's life
+    ("Jonathan Demme (reigned: 1545–1554) was a king.", None, None),  # no life span
 ])
 def test_a_life_in_parentheses_dates_birth_and_death(lead: str, born: Any, died: Any) -> None:
     """Encyclopedias date a life in parentheses after the name, without the words; the stage
@@ -144,7 +145,7 @@ def test_a_life_in_parentheses_dates_birth_and_death(lead: str, born: Any, died:
     reader = Reader(d.to_row() for d in docs)
     for key, year in (("born", born), ("died", died)):
         assert book.dates.get("d", {}).get(key, [None])[:1] == [year]
-        for y in (1550, 1601, 1868, 1937, 1944, 1950, 1973, 2017, 2019):
+        for y in (1545, 1550, 1554, 1601, 1868, 1937, 1944, 1950, 1973, 2017, 2019):
             clue = {"kind": "date", "key": key, "low": y, "high": y}
             assert reader.holds(clue, "d") == (y == year), (key, y)
 
