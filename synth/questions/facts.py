@@ -188,7 +188,7 @@ def own_event(sentence: str, pos: int, title: str = "", lead: str = "") -> str:
 
 LIFE_KEYS = ("born", "died")  # what the span in parentheses after a name dates
 _LIFE = re.compile(r"\(([^()]{4,120})\)")  # matched at the first "(" only
-_LABEL = re.compile(r"\b(?:reign(?:ed)?|r\.|ruled|in office|office|term|served|active|fl)\b",
+_LABEL = re.compile(r"\b(?:reign(?:ed)?|r\.|ruled|office|term|served|active|fl)\b",
                     re.IGNORECASE)  # a span of something else than a life
 _DASH = re.compile(r"\s*[–—]\s*|\s+-\s+|(?<=\d)-(?=\d)|\s+to\s+")
 _VAGUE = re.compile(r"\b(?:c\.|ca\.|circa|fl\.|floruit|before|after|or)\s|\?")

@@ -205,8 +205,8 @@ def _next_kind(config: QuestionConfig, have: Counter[str], misses: Counter[str],
     """The kind furthest below its share (unanswerable: `unanswerable_share`, the rest alike;
     of kinds as far below, the one with the fewest failed draws since its last draft, so a kind
     that cannot make this round's tasks does not hold the draws that others would fill, as on
-    a ladder rung only long aggregations reach), skipping kinds whose last 150 draws all failed
-    and kinds already drawn four times as often as their share of `n` (a kind this corpus
+    a ladder rung only long aggregations reach), skipping kinds whose last MAX_MISSES draws all
+    failed and kinds already drawn four times as often as their share of `n` (a kind this corpus
     seldom accepts gives way to the others), and kinds in `full` (their share is planned
     already)."""
     answerable = [k for k in config.kinds if k != "unanswerable"]
@@ -228,15 +228,19 @@ def _next_kind(config: QuestionConfig, have: Counter[str], misses: Counter[str],
                                      -config.kinds.index(k)))
 
 
-def _probe(graph: CorpusGraph, k: int) -> Callable[[str], list[str]] | None:
+def _probe(graph: CorpusGraph, k: int) -> Callable[[str], frozenset[str]] | None:
     """The doc_ids one plain BM25 search lists first, as the shortcut check searches (None
-    when that check is off): clues are chosen so their own words do not find their document."""
+    when that check is off): clues are chosen so their own words do not find their document.
+    Each query is searched once per graph, for every part and rung."""
     if not k:
         return None
+    seen: dict[str, frozenset[str]] = graph.memo.setdefault(f"probe:{k}", {})
 
-    def probe(query: str) -> list[str]:
-        (hits,) = plain_searcher(graph).search_batch([query], k=k, mode="bm25")
-        return [h.doc_id for h in hits]
+    def probe(query: str) -> frozenset[str]:
+        if query not in seen:
+            (hits,) = plain_searcher(graph).search_batch([query], k=k, mode="bm25")
+            seen[query] = frozenset(h.doc_id for h in hits)
+        return seen[query]
     return probe
 
 

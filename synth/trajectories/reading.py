@@ -141,18 +141,16 @@ class Reader:
         self._observe(obs)
         for attempt in range(self.max_retries + 1):
             kind = fault_seen(obs, call.name)
+            if kind not in ("timeout", "cut", "layout", "empty"):
+                break
+            seconds = _SECONDS.search(obs)
+            self.note(kind, tool=call.name, seconds=seconds.group(1) if seconds else "?")
             if kind == "layout":  # all of it is there: read it as it is, no second call
-                self.note(kind, tool=call.name, seconds="?")
                 obs = unlaid(obs)
                 self._observe(obs)
                 break
-            if kind not in ("timeout", "cut", "empty"):
-                break
             if kind == "cut" and enough is not None and enough(obs):
-                self.note(kind, tool=call.name, seconds="?")
                 break  # the part that came through shows what was wanted
-            seconds = _SECONDS.search(obs)
-            self.note(kind, tool=call.name, seconds=seconds.group(1) if seconds else "?")
             last = attempt == self.max_retries or self.sent[key] >= MAX_SENDS
             if last or (kind == "empty" and call.name == "search"):
                 break  # the caller rephrases or goes another way (the same words, said so)

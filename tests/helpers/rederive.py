@@ -395,7 +395,7 @@ def _life(text: str, title: str) -> dict[str, int]:
                 if date:
                     return {"born": int(re.findall(r"1[5-9]\d\d|20[0-4]\d", date.group(0))[-1])}
             continue
-        if re.search(r"\b(?:reign(?:ed)?|r\.|ruled|in office|office|term|served|active|fl)\b",
+        if re.search(r"\b(?:reign(?:ed)?|r\.|ruled|office|term|served|active|fl)\b",
                      part, re.IGNORECASE):
             return {}  # a reign or a term of office, not a life
         out = {}

@@ -15,7 +15,7 @@ import itertools
 import math
 import random
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -134,10 +134,9 @@ class Families:
                  year_answer_rate: float = 0.3, min_calls: int = 0, max_calls: int = 0,
                  min_items: int = 4, min_df: int = 20, max_items: int = 400,
                  max_phrase_share: float = 0.15, max_gap: int = 0,
-                 probe: Callable[[str], Sequence[str]] | None = None) -> None:
+                 probe: Callable[[str], Collection[str]] | None = None) -> None:
         self.g, self.rng = graph, rng
         self.probe = probe  # one search: the doc_ids it lists first (the shortcut check's view)
-        self._probed: dict[str, frozenset[str]] = {}
         self.book: FactBook = graph.facts
         self.min_hops, self.max_hops = min_hops, max_hops
         self.min_clues, self.max_clues = min_clues, max_clues
@@ -223,10 +222,7 @@ class Families:
         queries = [c.shown.replace("“", "").replace("”", "")]
         if c.kind in ("entity", "phrase", "category"):
             queries.append(c.value)
-        for query in queries:
-            if query not in self._probed:
-                self._probed[query] = frozenset(self.probe(query))
-        return any(doc_id in self._probed[query] for query in queries)
+        return any(doc_id in self.probe(query) for query in queries)
 
     def holders(self, c: Clue) -> int:
         """How many documents of the corpus meet clue `c` (an entity clue: those naming its
