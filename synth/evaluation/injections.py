@@ -31,7 +31,7 @@ from hopforge.synth.evaluation.tasks import check_phrase, tracked_docs
 from hopforge.synth.records import Question, ToolCall
 from hopforge.synth.teacher.chat import ChatModel, Completion, Message
 from hopforge.synth.teacher.tool_calls import ToolCallParseError, parse_completion
-from hopforge.synth.trajectories.faults import TRUNCATION_NOTE, empty_result
+from hopforge.synth.trajectories.faults import TRUNCATION_NOTE, empty_result, unlaid
 
 MAX_HIDDEN_REACTIONS = 8  # ignore-faults: reactions answered behind the scenes, at most
 _SPLIT = re.compile(r"\s*(?:,|;|\band\b)\s*")
@@ -55,16 +55,7 @@ def unfault_text(tool: str, text: str) -> str:
         return empty_result(tool).text
     if text.rstrip().endswith(TRUNCATION_NOTE):
         return text.rstrip()[: -len(TRUNCATION_NOTE)].rstrip()
-    if text.startswith('{"tool": '):
-        try:
-            body = json.loads(text)
-        except json.JSONDecodeError:
-            return text
-        if isinstance(body, dict) and isinstance(body.get("output"), list):
-            return "\n".join(str(line) for line in body["output"])
-    if "\n" not in text and " | " in text:
-        return text.replace(" | ", "\n")
-    return text
+    return unlaid(text)  # a result in another layout: its lines in the usual one
 
 
 def _looks_faulted(tool: str, text: str) -> bool:

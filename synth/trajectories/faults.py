@@ -144,19 +144,25 @@ def relayout_result(name: str, result: ToolResult, layout: str) -> ToolResult:
     return ToolResult(text=text, ok=result.ok, error=result.error, doc_ids=result.doc_ids)
 
 
+def relaid(text: str) -> bool:
+    """Whether `text` is a result in another layout (what `relayout_result` makes): a JSON
+    object of its lines, or all of them on one line between " | " marks."""
+    return text.startswith('{"tool"') or ("\n" not in text and " | " in text)
+
+
 def unlaid(text: str) -> str:
     """A re-laid result back in the usual layout, one line per line (what a reader reads off
     it): the JSON object's `output` lines, or a single line split at its " | " marks; any
     other text as it is."""
+    if not relaid(text):
+        return text
     if text.startswith('{"tool"'):
         try:
             lines = json.loads(text).get("output", [])
         except (ValueError, AttributeError):
             return text
         return "\n".join(str(line) for line in lines)
-    if "\n" not in text and " | " in text:
-        return text.replace(" | ", "\n")
-    return text
+    return text.replace(" | ", "\n")
 
 
 def truncate_result(result: ToolResult) -> ToolResult:

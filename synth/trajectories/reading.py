@@ -22,7 +22,7 @@ from hopforge.corpus.records import Document
 from hopforge.corpus.tools import EMPTY_TEXTS, is_final, normalize_text
 from hopforge.synth.annotate import normalize_call
 from hopforge.synth.records import ToolCall
-from hopforge.synth.trajectories.faults import TRUNCATION_NOTE, unlaid
+from hopforge.synth.trajectories.faults import TRUNCATION_NOTE, relaid, unlaid
 from hopforge.synth.trajectories.voice import Note, Speaker
 
 Act = tuple[str, ToolCall]
@@ -65,7 +65,7 @@ def fault_seen(obs: str, tool: str) -> str:
         return "error"
     if TRUNCATION_NOTE in obs:
         return "cut"
-    if obs.startswith('{"tool"') or (not is_final(tool) and "\n" not in obs and " | " in obs):
+    if not is_final(tool) and relaid(obs):
         return "layout"
     if obs.strip() in EMPTY_TEXTS:
         return "empty"
