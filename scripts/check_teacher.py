@@ -50,6 +50,7 @@ concurrency = {concurrency}
 read_timeout = {timeout}
 max_retries = 2
 stream = {stream}
+reasoning = {reasoning}
 
 [questions]
 n = {questions}
@@ -107,6 +108,16 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--concurrency", type=int, default=2)
     p.add_argument("--timeout", type=float, default=600.0, help="read timeout (s)")
     p.add_argument("--no-stream", action="store_true", help="whole answers instead of streams")
+    p.add_argument("--scripted-questions", action="store_true",
+                   help="skip the model composer: the model solves scripted-composer questions "
+                   "(a slow CPU model extracts facts for minutes per document)")
+    p.add_argument("--reasoning", action="store_true",
+                   help="a reasoning teacher ([teacher] reasoning = true); with --serve, vLLM "
+                   "splits its thinking off with --reasoning-parser, under --chat-template")
+    p.add_argument("--reasoning-parser", default="olmo3",
+                   help="for --serve --reasoning (default olmo3: <think> tags written as text)")
+    p.add_argument("--chat-template", default=str(ROOT / "scripts" / "think_template.jinja"),
+                   help="for --serve --reasoning (default: Qwen2.5's template made to think)")
     return p.parse_args(argv)
 
 
@@ -121,6 +132,8 @@ def _serve(args: argparse.Namespace, log: Path) -> subprocess.Popen[bytes]:
            *os.environ.get("VLLM_ARGS", "").split()]
     if not args.no_tool_parser:
         cmd += ["--enable-auto-tool-choice", "--tool-call-parser", "hermes"]
+    if args.reasoning:
+        cmd += ["--reasoning-parser", args.reasoning_parser, "--chat-template", args.chat_template]
     print(f"starting vLLM: {' '.join(cmd)} (log: {log})", flush=True)
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     server = subprocess.Popen(cmd, stdout=log.open("wb"), stderr=subprocess.STDOUT, env=env)
@@ -152,14 +165,16 @@ def _solve_scripted(args: argparse.Namespace, env: dict[str, str]) -> int:
     solve = str(args.out / "solve")
     teacher = ["--teacher-url", args.url, "--teacher-model", args.model,
                "--concurrency", str(args.concurrency), "--teacher-timeout", str(args.timeout),
-               *(["--no-stream"] if args.no_stream else [])]
+               *(["--no-stream"] if args.no_stream else []),
+               *(["--reasoning"] if args.reasoning else [])]
     steps = [] if (args.out / "solve" / "index").is_dir() else [
         ["ingest", args.corpus, "--out", solve],
         ["index", solve, "--no-progress"],
     ]
     steps += [
         ["questions", solve, "-n", str(args.solve_questions or args.questions),
-         "--teacher", "scripted"],
+         "--teacher", "scripted",  # the tiny corpus cannot hide answers from a top-5 search
+         *(["--shortcut-rank", "1"] if Path(args.corpus) == TINY else [])],
         ["trajectories", solve, *teacher, "--samples", str(args.samples),
          "--max-turns", str(args.max_turns), "--context-tokens", str(args.context),
          "--max-tokens", "384", "--checkpoint-every", "0", "--call-format", args.call_format,
@@ -197,7 +212,8 @@ def main(argv: list[str] | None = None) -> int:
         min_df=1 if Path(args.corpus) == TINY else 20,
         shortcut_rank=1 if Path(args.corpus) == TINY else 5,
         url=args.url, model=args.model, concurrency=args.concurrency, timeout=args.timeout,
-        stream=str(not args.no_stream).lower(), questions=args.questions,
+        stream=str(not args.no_stream).lower(), reasoning=str(args.reasoning).lower(),
+        questions=args.questions,
         attempts=args.attempts, samples=args.samples, max_turns=args.max_turns,
         context=args.context, call_format=args.call_format))
     server = _serve(args, args.out / "vllm.log") if args.serve else None
@@ -205,12 +221,16 @@ def main(argv: list[str] | None = None) -> int:
     env = {**os.environ, "HOPFORGE_TEACHER_RECORD": str(record), "HF_HUB_OFFLINE": "1"}
     started = time.perf_counter()
     try:
-        cmd = [str(HOPFORGE), "build", str(build_file), "--out", str(build_dir), "--no-prefect"]
-        print(f"running: {' '.join(cmd)}", flush=True)
-        status = subprocess.run(cmd, env=env, check=False).returncode
-        solved_from = "model composer"
-        attempted, accepted = _questions(build_dir)
-        if attempted and not accepted:
+        if args.scripted_questions:
+            status = _solve_scripted(args, env)
+            solved_from = "scripted composer (--scripted-questions)"
+        else:
+            cmd = [str(HOPFORGE), "build", str(build_file), "--out", str(build_dir), "--no-prefect"]
+            print(f"running: {' '.join(cmd)}", flush=True)
+            status = subprocess.run(cmd, env=env, check=False).returncode
+            solved_from = "model composer"
+        attempted, accepted = _questions(build_dir)  # of the model composer
+        if attempted and not accepted and not args.scripted_questions:
             print("the model composed no question that passed the checks: it solves questions "
                   f"of the scripted composer in {args.out / 'solve'}", flush=True)
             status = _solve_scripted(args, env)
@@ -221,7 +241,8 @@ def main(argv: list[str] | None = None) -> int:
             server.wait(timeout=60)
     wall = time.perf_counter() - started
     solve = args.out / "solve" if solved_from.startswith("scripted") else build_dir
-    summary = summarize(build_dir, record, wall_s=wall, solved=solve)
+    summary = summarize(solve if args.scripted_questions else build_dir, record, wall_s=wall,
+                        solved=solve)
     summary["solved_questions_from"] = solved_from
     (args.out / "check-teacher.json").write_text(json.dumps(summary, indent=1))
     print_table(summary, title=f"check-teacher: {args.model} at {args.url}")

@@ -68,7 +68,8 @@ def main() -> None:
             "tid": t["tid"], "qid": t["qid"], "termination": t["termination"],
             "final_answer": t["final_answer"],
             "turns": [{k: turn[k] for k in ("call_format", "call", "schema_valid", "args_valid",
-                                            "repeat_of", "error")} for turn in t["turns"]],
+                                            "repeat_of", "error", "reasoning") if k in turn}
+                      for turn in t["turns"]],
         }
         for t in trajectories
     ]
@@ -77,7 +78,10 @@ def main() -> None:
     _write(args.dest / "conversations.jsonl", conversations)
     _write(args.dest / "trajectories.jsonl", expected)
     settings = next(p for p in (args.out / "check.toml", args.out / "build.toml") if p.is_file())
-    table = tomllib.loads(settings.read_text("utf-8")).get("trajectories", {})
+    toml = tomllib.loads(settings.read_text("utf-8"))
+    table = dict(toml.get("trajectories", {}))
+    if toml.get("teacher", {}).get("reasoning"):  # [teacher] reasoning sets the agent's prompt
+        table["reasoning"] = True
     _write(args.dest / "config.jsonl", [{k: v for k, v in table.items() if not isinstance(v, dict)}])
     size = sum(f.stat().st_size for f in args.dest.iterdir())
     print(f"{len(conversations)} conversations, {sum(len(a) for a in answers.values())} answers, "

@@ -1,7 +1,9 @@
 """Real model output, replayed: a test-server handler that answers as a recorded model did.
 
 tests/data/teacher_replay/ holds what `make check-teacher` recorded against a real model
-server (scripts/trim_replay.py trims OUT/requests.jsonl to it):
+server, and tests/data/teacher_replay_reasoning/ what `make check-teacher ARGS=--reasoning`
+recorded (its thinking split off by vLLM's reasoning parser); scripts/trim_replay.py trims
+OUT/requests.jsonl to either:
 
     questions.jsonl      the questions the trajectories stage solved (`Question` rows)
     conversations.jsonl  per question: the model's answers in order (message, finish, usage)
@@ -22,11 +24,12 @@ from typing import Any
 from tests.helpers.openai_server import Reply
 
 REPLAY = Path(__file__).resolve().parents[1] / "data" / "teacher_replay"
+REPLAY_REASONING = REPLAY.with_name("teacher_replay_reasoning")
 
 
-def read_jsonl(name: str) -> list[dict[str, Any]]:
-    """The rows of one file of the replay folder."""
-    with (REPLAY / name).open(encoding="utf-8") as f:
+def read_jsonl(name: str, folder: Path = REPLAY) -> list[dict[str, Any]]:
+    """The rows of one file of a replay folder."""
+    with (folder / name).open(encoding="utf-8") as f:
         return [json.loads(line) for line in f if line.strip()]
 
 
