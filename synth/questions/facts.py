@@ -39,9 +39,9 @@ from hopforge.synth.records import Fact
 MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
           "september", "october", "november", "december")
 _MONTH = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
-_YEAR = r"(?:1[5-9]\d\d|20[0-4]\d)"
+YEAR = r"(?:1[5-9]\d\d|20[0-4]\d)"  # a year a text may date something by
 DATE = re.compile(
-    rf"(?<![\w.,-])(?:(?:\d{{1,2}} )?{_MONTH} (?:\d{{1,2}}, )?{_YEAR}|{_YEAR})(?!\w|[,.]\d)")
+    rf"(?<![\w.,-])(?:(?:\d{{1,2}} )?{_MONTH} (?:\d{{1,2}}, )?{YEAR}|{YEAR})(?!\w|[,.]\d)")
 NUMBER = re.compile(r"(?<![\w.,$£€-])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?![\w,]|\.\d)"
                     r"(?:(%)|\s([a-z]{3,12})\b)?")
 _BOUND = re.compile(r"\b(?:over|more than|at least|nearly|almost|about|around|approximately|"
@@ -243,7 +243,7 @@ def quantities(text: str, unit: str) -> set[float]:
 
 def year_of(value: str) -> int:
     """The year a date fact states."""
-    return int(re.findall(_YEAR, value)[-1])
+    return int(re.findall(YEAR, value)[-1])
 
 
 def number_of(value: str) -> float:
@@ -277,7 +277,7 @@ def extract(doc: Document, names: NameIndex) -> list[Fact]:
                          evidence=sent))
         taken = [(m.start(), m.end()) for m in dates]
         for m in NUMBER.finditer(sent):
-            if any(a <= m.start() < b for a, b in taken) or re.fullmatch(_YEAR, m.group(1)):
+            if any(a <= m.start() < b for a, b in taken) or re.fullmatch(YEAR, m.group(1)):
                 continue
             if number_of(m.group(1)) < 2 or (m.start() < 3 and sent[m.end():m.end() + 1] == "."):
                 continue  # a sense number ("2. A parallel language")

@@ -658,6 +658,30 @@ def test_a_short_mix_keeps_the_unanswerable_share_of_what_was_accepted(
     assert any(q.rejected == "over_share(unanswerable)" for q in made)
 
 
+def test_a_dated_set_holds_no_item_a_reader_cannot_decide() -> None:
+    """"Which of the people X mentions were born before 1990?" over a set with a person whose
+    page gives no year is a guess. On the Wikipedia paragraphs, every item of a set under a
+    birth or death condition gives that year in its text, or opens dated as another kind of
+    thing ("is a 2019 Indian film"): read here from the raw text."""
+    wiki = load_builtin_documents("builtin:wiki")
+    made = generate(wiki, Searcher.from_documents(wiki, dense=False), CorpusGraph(wiki),
+                    seed=4, n=16, kinds=("aggregation",))
+    by_id = {d.doc_id: d for d in wiki}
+    year = r"\b(?:1[5-9]\d\d|20[0-4]\d)\b"
+    checked = 0
+    for q in made:
+        if q.rejected or q.spec.condition is None or q.spec.condition.key not in ("born", "died"):
+            continue
+        for item in q.spec.items:
+            text = by_id[item].text
+            lead = re.split(r"(?<=[a-z0-9)]{2}\.)\s", text, maxsplit=1)[0]  # "a.k.a." goes on
+            life = re.search(rf"\([^()]*{year}[^()]*\)", lead)
+            stated = life or re.search(rf"\b{q.spec.condition.key}\b[^.]*{year}", text)
+            assert stated or re.search(year, lead), (q.question, by_id[item].title)
+        checked += 1
+    assert checked >= 2
+
+
 def test_an_answer_alias_names_no_other_document() -> None:
     """Grading takes an answer's aliases: a name two documents share ("Mercury" for
     "Mercury (planet)" and "Mercury (element)") is none of them; a name of its own is."""

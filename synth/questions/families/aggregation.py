@@ -4,10 +4,12 @@ and a count, a list of titles, or the one that did a dated thing latest (earlies
 from __future__ import annotations
 
 import random
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 
+from hopforge.synth.questions.facts import LIFE_KEYS, YEAR, life_dates, sentences
 from hopforge.synth.questions.families.base import (
     Draft,
     Families,
@@ -97,7 +99,8 @@ class Aggregation(Family):
         if op in ("max", "min"):
             shown = {k for d in loose for k in s.book.dates.get(d, {})}
             keys = Counter(k for i in items for k in s.book.dates.get(i, {}) if k not in shown)
-            usable = sorted(k for k, c in keys.items() if c >= 2 and k in COMPARABLE)
+            usable = sorted(k for k, c in keys.items() if c >= 2 and k in COMPARABLE and all(
+                decided(s, Clue(kind="date", key=k), i) for i in items))
             if not usable:
                 return None
             key = s.rng.choice(usable)
@@ -122,13 +125,11 @@ class Aggregation(Family):
             if not reads_the_same(lambda d, lo, c=c: s.book.holds(c, d, loose=lo),
                                   items, matching, loose):
                 continue  # a reader counting a name the text writes gets another answer
+            if c.kind in ("date", "number") and not all(decided(s, c, i) for i in items):
+                continue  # an item that may be of the kind but gives no figure: undecidable
             if fits_op(op, len(matching), n, empty):
                 if op in ("count", "list") and not empty and not blurred(s, c, len(matching)):
                     continue  # one search for the condition would list the matching items
-                if empty and not any(c.key in s.book.dates.get(i, {})
-                                     or c.key in s.book.numbers.get(i, {}) for i in items
-                                     ) and c.kind in ("date", "number"):
-                    continue  # a premise about something none of the items states at all
                 fitting.append((general(c), matching))
         if fitting:  # the count drafted least so far: answers spread over what sets allow
             k = min(sorted({len(m) for _, m in fitting}),  # (most fit with one or two)
@@ -246,6 +247,24 @@ OPERATIONS = {"count": "how many of the set meet the condition",  # the model co
               "max": "which of the set did it latest",
               "min": "which of the set did it earliest"}
 BLUR = 5  # a count or list condition is met by at least this many documents besides the items
+
+
+def decided(s: Families, c: Clue, item: str) -> bool:
+    """Whether a reader can tell if `item` meets a date or number condition: its text gives
+    the figure, or its first sentence dates it as another kind of thing ("is a 1984 crime
+    film" was never born). A person whose page gives no year at all (or only a death, for
+    "born") might have been born in the range: undecidable."""
+    figures = s.book.dates if c.kind == "date" else s.book.numbers
+    if c.key in figures.get(item, {}):
+        return True
+    other = set(s.book.dates.get(item, {})) - {c.key}
+    if c.key in LIFE_KEYS:
+        other -= set(LIFE_KEYS)
+    if other:
+        return True
+    lead = next((text for _, text in sentences(s.g.docs[item].text)), "")
+    return c.key in LIFE_KEYS and not life_dates(lead, s.g.title(item)) and bool(
+        re.search(rf"\b{YEAR}\b", lead))
 
 
 def blurred(s: Families, c: Clue, matching: int) -> bool:
