@@ -3,8 +3,8 @@
 For the Jargon File, FOLDOC, the 2WikiMultihopQA and HotpotQA paragraphs in ../shared/data
 (and any corpus named in HOPFORGE_BENCH_CORPORA, `name=path` separated by commas): the default
 mix of families, with acceptance and rejections by reason; what the clues are made of (the
-share of `phrase` clues, the fact kinds in use); questions that quote anything but a document
-title; gold answers re-derived from the raw text by independent code
+share of `phrase` clues, the fact kinds in use); questions that quote anything but a document's
+name (its title, the title without its parenthesis, or an alias); gold answers re-derived from the raw text by independent code
 (tests/helpers/rederive.py) and the share that agrees; the unanswerable share and the most
 questions on one start; distinct first-three-word openings; the single-search shortcut rate
 measured independently with rank-bm25 over whole documents (the whole question, each sentence,
@@ -117,7 +117,10 @@ def clue_figures(ok: list[Question], docs: list[Any]) -> dict[str, Any]:
     clues = [s.fact for q in ok if q.spec for s in q.spec.steps if s.fact]
     clues += [q.spec.condition for q in ok if q.spec and q.spec.condition]
     kinds = Counter(c.kind for c in clues)
-    titles = {d.title for d in docs}
+    # a document's name: its title, the title without its parenthesis ("Rich Man, Poor Man"
+    # for "Rich Man, Poor Man (novel)", as texts write it), or an alias
+    titles = {d.title for d in docs} | {re.sub(r"\s*\([^()]*\)$", "", d.title) for d in docs}
+    titles |= {a for d in docs for a in (d.aliases or ())}
     quoting = sum(any(t not in titles for t in _QUOTED.findall(q.question)) for q in ok)
     reader = Reader(d.to_row() for d in docs)
     agree = 0
