@@ -111,6 +111,7 @@ def event(key: str) -> bool:
 
 
 _PRONOUNS = frozenset(["he", "she", "it", "they"])
+_ARTICLES = frozenset(["a", "an", "the"])
 # a sentence's opening name (or "The" and a noun) in the possessive: "Big Boi's", "The film's"
 _OWNER = re.compile(r"\s*(?:The\s+)?(?:[A-Z][\w.-]*\s+)*?[\w.-]+(?:['’]s|s['’])(?=\s)")
 # units that measure a stretch of time or a repetition: ages and spans, not the subject's size
@@ -146,7 +147,7 @@ def about_subject(sentence: str, title: str, lead: str) -> bool:
         if not w[:1].isupper():
             break
         run.append(w.lower())
-    return bool(run) and bool(named & set(run))
+    return bool((named - _ARTICLES) & set(run))  # "A sequel" shares no name with "A Dog's ..."
 
 
 def own_event(sentence: str, pos: int, title: str = "", lead: str = "") -> str:

@@ -122,6 +122,12 @@ def test_a_date_counts_only_in_a_sentence_about_the_document() -> None:
     assert not about_subject("The film’s sequel was released in 1999.", "Heat (1995 film)", lead)
     assert about_subject("Schindler's List was released in 1993.", "Schindler's List",
                          "Schindler's List is a 1993 film.")
+    # an article the title opens with is no name: "A sequel" is not "A Dog's Purpose"
+    purpose = "A Dog's Purpose is a 2017 American comedy-drama adventure film."
+    assert not about_subject('A sequel, titled "A Dog\'s Journey", was released on May 17, 2019.',
+                             "A Dog's Purpose (film)", purpose)
+    assert about_subject("A Dog's Purpose was released on January 27, 2017.",
+                         "A Dog's Purpose (film)", purpose)
 
 
 @pytest.mark.parametrize(("lead", "born", "died"), [
