@@ -202,9 +202,13 @@ class Plans:
             self.book.facts.append((("f_start", {"title": self.r.title(doc_id)}), doc_id))
         return ok
 
-    def reach(self, via: str, doc_id: str, near: str = "") -> Move:
-        """Make a document `via` mentions shown: search its name as `via`'s text writes it."""
-        name, pos = self.surface(doc_id, self.r.text(via))
+    def reach(self, via: str, doc_id: str, near: str = "", name: str = "") -> Move:
+        """Make a document `via` mentions shown: search its name as `via`'s text writes it
+        (`name`: as the page listed it, of the names a page may give one document)."""
+        text = self.r.text(via)
+        pos = text.find(name) if name else -1
+        if pos < 0:
+            name, pos = self.surface(doc_id, text)
         if not name:
             return False
         return (yield from self.r.locate(doc_id, name,
@@ -304,21 +308,22 @@ class Plans:
         """From `via`, find the document it names that meets the step's clue; the doc_id, or
         "" if none. Candidates are checked in text order, each the same way; `exhaust` checks
         every one."""
+        clue, phrase = step.fact, step.phrase
+        quoted = self.criterion(clue, phrase) if clue or phrase else "the next link"
+        via_title = self.r.title(via)
+        # open from the first page read: a checkpoint while reading says this hop is left
+        self.book.open = (("o_link_if", {"via": via_title, "cond": clue.shown}) if typed(clue)
+                          else ("o_link", {"via": via_title, "pattern": quoted}))
         if exhaust:
             yield from self.r.read_until(via, lambda t: False, all_pages=True)
         else:
             yield from self.read_for(via, target)
         every = self.shown(via)
         cands = every if exhaust else self.candidates(every, target)
-        clue, phrase = step.fact, step.phrase
-        quoted = self.criterion(clue, phrase) if clue or phrase else "the next link"
-        via_title = self.r.title(via)
-        self.book.open = (("o_link_if", {"via": via_title, "cond": clue.shown}) if typed(clue)
-                          else ("o_link", {"via": via_title, "pattern": quoted}))
         for n, (cand, name) in enumerate(cands):
             # what is left is every later name the pages show, not the names up to the target
             self.book.checking(name, [c for _, c in every[n + 1:]])
-            if not (yield from self.reach(via, cand)):
+            if not (yield from self.reach(via, cand, name=name)):
                 break  # not reached, so not ruled out: a later name may not be taken over it
             want = cand == target and bool(target)
             has = yield from self.check(cand, clue, phrase, want)
@@ -475,7 +480,9 @@ class Plans:
         if len(hidden) < len(sides):  # a side never reached: what they share is unknown
             yield from self.answer("give_up", GIVE_UP)
         elif common and target in common:
-            name = self.title_in(hidden[-1], target)
+            # the name every side writes it by; sides that name it otherwise share its title
+            names = {self.title_in(h, target) for h in hidden}
+            name = names.pop() if len(names) == 1 else self.r.title(target)
             self.book.facts.append((("f_common", {"title": name}), target))
             yield from self.reach(hidden[-1], target)  # its title as a result lists it
             yield from self.answer("answer", self.r.title(target) if target in self.r.shown
@@ -542,7 +549,7 @@ class Plans:
             outer, level, seen = level, [], {spec.start}
             self.book.open = ("o_links2", {"title": self.r.title(spec.start)})
             for d, name, via in outer:
-                if not (yield from self.reach(via, d)):
+                if not (yield from self.reach(via, d, name=name)):
                     unread.append(d)  # its names stay unknown: no count can be given
                     continue
                 yield from self.r.read_until(d, lambda t: False, all_pages=True)
@@ -551,7 +558,11 @@ class Plans:
                 level += [(x, n, d) for x, n in self.shown(d) if x not in seen]
                 seen.update(x for x, _, _ in level if x)
         wanted = set(spec.items)
-        items = list({d: (d, n, v) for d, n, v in level if d in wanted}.values())
+        first: dict[str, tuple[str, str, str]] = {}  # each under the name it is first listed by
+        for d, listed_as, v in level:
+            if d in wanted:
+                first.setdefault(d, (d, listed_as, v))
+        items = list(first.values())
         values = {s.doc: s.value for s in spec.steps if s.relation == "item"}
         book = self.book
         if not items:  # the lists did not come through: nothing is known
@@ -568,7 +579,7 @@ class Plans:
         matching = set(spec.matching)
         for n, (d, name, via) in enumerate(items):
             book.checking(name, [name for _, name, _ in items[n + 1:]])
-            if not (yield from self.reach(via, d)):
+            if not (yield from self.reach(via, d, name=name)):
                 unread.append(d)
             else:
                 has = yield from self.check(d, cond, spec.pattern, d in matching)
