@@ -471,11 +471,11 @@ class Plans:
             got = yield from self.start_and_follow(a, e)
             if not got:
                 continue
+            hidden.append(got)  # open while its pages are read: what they name in common
+            self.book.open = ("o_common", {"phrases": ", ".join(self.r.title(h) for h in hidden)})
             yield from self.r.read_until(got, lambda t: False, all_pages=True)
             seen = {d for d, _ in self.mentions(got)}
             common = seen if common is None else common & seen
-            hidden.append(got)
-            self.book.open = ("o_common", {"phrases": ", ".join(self.r.title(h) for h in hidden)})
         target = self.spec.target
         if len(hidden) < len(sides):  # a side never reached: what they share is unknown
             yield from self.answer("give_up", GIVE_UP)
@@ -541,6 +541,7 @@ class Plans:
         if not (yield from self.start(spec.start)):
             yield from self.answer("give_up", GIVE_UP)
             return
+        self.book.open = ("o_list", {"title": self.r.title(spec.start)})  # while its pages are read
         yield from self.r.read_until(spec.start, lambda t: False, all_pages=True)
         level = [(d, n, spec.start) for d, n in self.shown(spec.start)]
         # documents of the set, or pages listing it, that the run could not reach or read whole

@@ -62,7 +62,7 @@ NOTES: tuple[str, ...] = (
 # What the state notes hold: facts read ({title}, {via}, {pattern}, {value}) and the open question.
 FACTS: tuple[str, ...] = (
     "f_start", "f_link", "f_phrase", "f_value", "f_all", "f_common",
-    "o_start", "o_link", "o_links2", "o_items", "o_all", "o_common",
+    "o_start", "o_link", "o_list", "o_links2", "o_items", "o_all", "o_common",
     "o_link_if", "o_items_if",  # a typed condition, as the question states it ({cond})
 )
 Note = tuple[str, dict[str, Any]]  # a NOTES kind (or FACTS kind) and its slots
