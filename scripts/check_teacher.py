@@ -132,8 +132,9 @@ def _serve(args: argparse.Namespace, log: Path) -> subprocess.Popen[bytes]:
            *os.environ.get("VLLM_ARGS", "").split()]
     if not args.no_tool_parser:
         cmd += ["--enable-auto-tool-choice", "--tool-call-parser", "hermes"]
-    if args.reasoning:
-        cmd += ["--reasoning-parser", args.reasoning_parser, "--chat-template", args.chat_template]
+    if args.reasoning:  # --chat-template "" keeps the model's own (a reasoning model's)
+        cmd += ["--reasoning-parser", args.reasoning_parser]
+        cmd += ["--chat-template", args.chat_template] if args.chat_template else []
     print(f"starting vLLM: {' '.join(cmd)} (log: {log})", flush=True)
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     server = subprocess.Popen(cmd, stdout=log.open("wb"), stderr=subprocess.STDOUT, env=env)

@@ -167,6 +167,9 @@ def finish_stage(build_root: str | Path, run: StageRun, stats: dict[str, Any],
     """Write the done-marker of a started stage (with `extra` fields) and return its result."""
     build = BuildDir.at(Path(build_root))
     seconds = time.perf_counter() - run.started
+    # every part is written: a temporary left now is a killed writer's (a Ray worker lost
+    # mid-part, whose part another worker wrote again)
+    remove_temporaries(stage_outputs(build, run.stage))
     write_marker(build, run.stage, "done", {
         "stage": run.stage, "key": run.key, "config_hash": run.config_hash,
         "seconds": round(seconds, 3),

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hopforge.corpus.matching import matches
+from hopforge.corpus.mentions import STOPWORDS
 from hopforge.corpus.records import Document
 from hopforge.corpus.tools import EMPTY_TEXTS, is_final, normalize_text
 from hopforge.synth.annotate import normalize_call
@@ -34,7 +35,7 @@ _PAGES = re.compile(r"\(pages 0-(\d+)\)")
 _SECONDS = re.compile(r"after (\d+(?:\.\d+)?) s")
 _LINES = re.compile(r"(\d+) line\(s\) match")
 _WORD = re.compile(r"\w[\w'-]*")  # "__qualname__" and "Émile" are words too
-_STOP = frozenset(
+_STOP = STOPWORDS | frozenset(  # no query pads a name with "You" or "few"
     ["a", "an", "the", "of", "in", "on", "at", "to", "for", "from", "by", "with", "and", "or", "is", "was", "were", "are", "be", "been", "it", "its", "his", "her", "their", "this", "that", "which", "who", "whom", "whose", "what", "when", "where", "how", "why", "did", "does", "do", "as", "into", "than", "then", "there", "these", "those", "he", "she", "they", "them", "one", "also", "first", "later", "most", "known", "not", "see"]
 )
 
