@@ -130,6 +130,10 @@ class Aggregation(Family):
             if fits_op(op, len(matching), n, empty):
                 if op in ("count", "list") and not empty and not blurred(s, c, len(matching)):
                     continue  # one search for the condition would list the matching items
+                if empty and c.kind in ("date", "number") and not any(
+                        c.key in s.book.dates.get(i, {}) or c.key in s.book.numbers.get(i, {})
+                        for i in items):
+                    continue  # a premise about something none of the items states at all
                 fitting.append((general(c), matching))
         if fitting:  # the count drafted least so far: answers spread over what sets allow
             k = min(sorted({len(m) for _, m in fitting}),  # (most fit with one or two)
